@@ -1,0 +1,46 @@
+# Thin wrapper over CMake (as neovim has). `make demo` and `make test` do all set-up on a
+# fresh Debian machine: they install missing packages, configure, build and run.
+JOBS ?= $(shell nproc)
+BUILD ?= build
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
+
+.PHONY: all deps build demo test test-plain test-asan test-tsan bench format clean
+
+all: build
+
+deps:
+	@./.ci/install-deps.sh
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main demo: a device self-test that runs real command buffers and prints results,
+# cycles and counters.
+demo: build
+	./$(BUILD)/tools/npu-selftest/npu-selftest
+
+test-plain: build
+	cd $(BUILD) && ctest $(CTEST_FLAGS)
+
+test-asan: deps
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNPU_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ctest $(CTEST_FLAGS)
+
+test-tsan: deps
+	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_SANITIZE=thread $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest $(CTEST_FLAGS)
+
+# Everything CI runs: the suite, then the suite under ASan+UBSan and under TSan.
+test: test-plain test-asan test-tsan
+
+format:
+	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

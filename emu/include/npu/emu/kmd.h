@@ -1,0 +1,45 @@
+// Kmd: the mock kernel driver of one NPU device node. It has the shape of the real calls:
+// open()/close() give and release a file, ioctl(fd, request, arg) returns 0 or -1 with errno,
+// mmap() maps a BO by the offset BO_INFO reported. Below it lives one Device.
+// Per open file: BO handles, a device-VA allocator (the file's address space, shared by its
+// contexts) and contexts; all freed on close. Jobs from all files are scheduled by context
+// priority (FIFO within a priority) and run one at a time; a watchdog resets the device when
+// a job runs longer than the configured time and bans the guilty context.
+// Thread-safe: every entry point may be called from any thread.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "npu/isa/device_config.h"
+
+namespace npu::emu {
+
+class Kmd {
+ public:
+  explicit Kmd(isa::DeviceConfig cfg = {});
+  ~Kmd();
+  Kmd(const Kmd&) = delete;
+  Kmd& operator=(const Kmd&) = delete;
+
+  /// Opens a file on the device; returns a descriptor, or -1 with errno.
+  int open();
+  /// Closes a file: aborts its queued jobs, waits for its running job, frees everything.
+  int close(int fd);
+  /// DRM-style ioctl: 0 on success, -1 with errno (see docs/uapi.md).
+  int ioctl(int fd, unsigned long request, void* arg);
+  /// Maps a BO of `fd` at the mmap offset BO_INFO gave; MAP_FAILED with errno on error.
+  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset);
+  /// Unmaps a mapping returned by mmap().
+  int munmap(void* addr, size_t length);
+
+  const isa::DeviceConfig& config() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace npu::emu

@@ -1,0 +1,46 @@
+// Validation of a whole command buffer against a device: the single checker shared by the
+// kernel driver (at SUBMIT), the compiler (after emission) and tools. After it succeeds the
+// device may trust the structure of every command.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "npu/expected.h"
+#include "npu/isa/device_config.h"
+#include "npu/isa/regions.h"
+#include "npu_isa.h"
+
+namespace npu::isa {
+
+/// A DRAM range a validated command touches, for the driver's BO/access check.
+struct DramAccess {
+  uint32_t cmd_index;
+  uint8_t access;  // AccessBits
+  uint64_t begin;
+  uint64_t end;
+  const char* field;
+};
+
+/// A command buffer that passed validation.
+struct Program {
+  std::vector<npu_cmd> cmds;        // copies of the commands, END last
+  uint64_t required_features = 0;
+  std::vector<DramAccess> dram;     // every DRAM range, in command order
+};
+
+/// Checks header (magic, version, size, features), every command (known opcode, allowed
+/// engine, must-be-zero reserved fields and flags, enum values, shapes, SRAM ranges inside
+/// cfg.sram_size, semaphore ids and the one-signaller/one-waiter rule), END exactly once and
+/// last. Errors are EINVAL with a message like
+/// "command 3 (conv2d): field out_h: expected 14, got 15".
+Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg);
+
+/// Lowercase name of an opcode ("conv2d") or "unknown".
+const char* opcode_name(uint8_t opcode);
+/// Lowercase name of an engine ("matrix") or "unknown".
+const char* engine_name(uint8_t engine);
+
+}  // namespace npu::isa

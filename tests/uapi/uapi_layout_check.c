@@ -1,0 +1,52 @@
+/* Compiles the uapi headers alone as C11 and pins their layout: every ioctl struct is a
+ * multiple of 8 bytes and every ISA command is exactly NPU_CMD_SIZE bytes. */
+#include "npu_accel.h"
+#include "npu_isa.h"
+
+#include <stddef.h>
+
+#define MULT8(T) _Static_assert(sizeof(struct T) % 8 == 0, #T " must be a multiple of 8 bytes")
+#define CMD(T) _Static_assert(sizeof(struct T) == NPU_CMD_SIZE, #T " must be 128 bytes")
+
+MULT8(drm_npu_get_param);
+MULT8(drm_npu_query);
+MULT8(drm_npu_device_info);
+MULT8(drm_npu_engine_info);
+MULT8(drm_npu_fault);
+MULT8(drm_npu_context_state);
+MULT8(drm_npu_counters);
+MULT8(drm_npu_cmd_profile);
+MULT8(drm_npu_job_profile);
+MULT8(drm_npu_bo_create);
+MULT8(drm_npu_bo_info);
+MULT8(drm_npu_bo_close);
+MULT8(drm_npu_ctx_create);
+MULT8(drm_npu_ctx_destroy);
+MULT8(drm_npu_bo_ref);
+MULT8(drm_npu_submit);
+MULT8(drm_npu_wait);
+
+_Static_assert(sizeof(struct npu_cmdbuf_header) == 32, "npu_cmdbuf_header must be 32 bytes");
+_Static_assert(sizeof(struct npu_cmd_header) == 8, "npu_cmd_header must be 8 bytes");
+_Static_assert(sizeof(struct npu_chan_qparams) == 16, "npu_chan_qparams must be 16 bytes");
+_Static_assert(sizeof(struct npu_qparam) == 8, "npu_qparam must be 8 bytes");
+CMD(npu_cmd_end);
+CMD(npu_cmd_fence);
+CMD(npu_cmd_marker);
+CMD(npu_cmd_sem);
+CMD(npu_cmd_dma);
+CMD(npu_cmd_conv2d);
+CMD(npu_cmd_matmul);
+CMD(npu_cmd_eltwise);
+CMD(npu_cmd_activation);
+CMD(npu_cmd_pool);
+CMD(npu_cmd_softmax);
+CMD(npu_cmd_scale_shift);
+CMD(npu_cmd_quant);
+CMD(npu_cmd_requant);
+CMD(npu_cmd_transpose);
+CMD(npu_cmd_reduce);
+_Static_assert(sizeof(union npu_cmd) == NPU_CMD_SIZE, "npu_cmd must be 128 bytes");
+_Static_assert(offsetof(struct npu_cmd_dma, dram_addr) % 8 == 0, "dram_addr aligned");
+
+int npu_uapi_layout_check(void) { return (int)sizeof(union npu_cmd); }

@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_accel.h - the ioctl ABI between user mode (libnpu) and the NPU kernel driver.
+ *
+ * DRM-accel conventions: every ioctl is DRM_IOWR(DRM_COMMAND_BASE + n, struct) with n
+ * append-only; fields are fixed width, explicitly padded and naturally aligned; every struct
+ * is a multiple of 8 bytes; user pointers travel as __u64; flags and padding that are not
+ * defined must be zero or the call fails with EINVAL; handle 0 and context id 0 are never
+ * valid; timeouts are absolute CLOCK_MONOTONIC nanoseconds (0 = poll).
+ *
+ * The errno contract of every ioctl is listed beside it and in docs/uapi.md.
+ * This header compiles alone as C11 and as C++.
+ */
+#ifndef NPU_ACCEL_H
+#define NPU_ACCEL_H
+
+#include "drm.h"
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/** DRM_NPU_API_VERSION_MAJOR/MINOR - bumped on incompatible / compatible ABI changes. */
+#define DRM_NPU_API_VERSION_MAJOR 1
+#define DRM_NPU_API_VERSION_MINOR 0
+
+/* ioctl numbers: append only, never reuse. */
+#define DRM_NPU_GET_PARAM 0x00
+#define DRM_NPU_QUERY 0x01
+#define DRM_NPU_BO_CREATE 0x02
+#define DRM_NPU_BO_INFO 0x03
+#define DRM_NPU_BO_CLOSE 0x04
+#define DRM_NPU_CTX_CREATE 0x05
+#define DRM_NPU_CTX_DESTROY 0x06
+#define DRM_NPU_SUBMIT 0x07
+#define DRM_NPU_WAIT 0x08
+#define DRM_NPU_NUM_IOCTLS 0x09
+
+#define DRM_IOCTL_NPU_GET_PARAM                                                                    \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_GET_PARAM, struct drm_npu_get_param)
+#define DRM_IOCTL_NPU_QUERY DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_QUERY, struct drm_npu_query)
+#define DRM_IOCTL_NPU_BO_CREATE                                                                    \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_CREATE, struct drm_npu_bo_create)
+#define DRM_IOCTL_NPU_BO_INFO DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_INFO, struct drm_npu_bo_info)
+#define DRM_IOCTL_NPU_BO_CLOSE                                                                     \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_CLOSE, struct drm_npu_bo_close)
+#define DRM_IOCTL_NPU_CTX_CREATE                                                                   \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_CTX_CREATE, struct drm_npu_ctx_create)
+#define DRM_IOCTL_NPU_CTX_DESTROY                                                                  \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_CTX_DESTROY, struct drm_npu_ctx_destroy)
+#define DRM_IOCTL_NPU_SUBMIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_SUBMIT, struct drm_npu_submit)
+#define DRM_IOCTL_NPU_WAIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_WAIT, struct drm_npu_wait)
+
+/* ---------------------------------------------------------------------------------------- */
+/* GET_PARAM                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Parameters for GET_PARAM. */
+#define DRM_NPU_PARAM_DEVICE_ID 0       /* PCI-style device id */
+#define DRM_NPU_PARAM_REVISION 1        /* silicon / model revision */
+#define DRM_NPU_PARAM_PLATFORM 2        /* DRM_NPU_PLATFORM_* */
+#define DRM_NPU_PARAM_API_VERSION 3     /* (major << 16) | minor */
+#define DRM_NPU_PARAM_ISA_VERSION 4     /* (major << 16) | minor of the command-buffer ISA */
+#define DRM_NPU_PARAM_SRAM_SIZE 5       /* bytes of on-chip SRAM */
+#define DRM_NPU_PARAM_SRAM_BANKS 6      /* number of SRAM banks */
+#define DRM_NPU_PARAM_NUM_ENGINES 7     /* engines, including the command processor */
+#define DRM_NPU_PARAM_ENGINE_MASK 8     /* bit n set: engine n (NPU_ENGINE_*) present */
+#define DRM_NPU_PARAM_CLOCK_HZ 9        /* modeled core clock */
+#define DRM_NPU_PARAM_CAPABILITIES 10   /* DRM_NPU_CAP_* bit mask */
+#define DRM_NPU_PARAM_NUM_SEMAPHORES 11 /* hardware semaphores per job */
+#define DRM_NPU_PARAM_WATCHDOG_MS 12    /* job watchdog timeout */
+#define DRM_NPU_PARAM_MAX_BO_SIZE 13    /* largest BO that BO_CREATE accepts */
+#define DRM_NPU_PARAM_FEATURES 14       /* NPU_FEATURE_* bits the device implements */
+#define DRM_NPU_PARAM_COUNT 15
+
+#define DRM_NPU_PLATFORM_SILICON 0
+#define DRM_NPU_PLATFORM_EMULATOR 1
+
+/* Capability bits (DRM_NPU_PARAM_CAPABILITIES). */
+#define DRM_NPU_CAP_INT8 (1ull << 0)            /* int8 matrix datapath */
+#define DRM_NPU_CAP_FP32 (1ull << 1)            /* fp32 matrix and vector datapath */
+#define DRM_NPU_CAP_PRIORITY (1ull << 2)        /* context priorities are honoured */
+#define DRM_NPU_CAP_JOB_PROFILE (1ull << 3)     /* QUERY JOB_PROFILE is available */
+#define DRM_NPU_CAP_SKIP_VALIDATION (1ull << 4) /* SUBMIT flag SKIP_VALIDATION (emulator) */
+
+/**
+ * struct drm_npu_get_param - read one device parameter.
+ * @param: in, DRM_NPU_PARAM_*.
+ * @index: in, must be 0 (reserved for per-engine parameters).
+ * @value: out, the parameter's value.
+ *
+ * Errors: EINVAL unknown @param or non-zero @index.
+ */
+struct drm_npu_get_param {
+  __u32 param;
+  __u32 index;
+  __u64 value;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* QUERY                                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+#define DRM_NPU_QUERY_DEVICE_INFO 0   /* struct drm_npu_device_info */
+#define DRM_NPU_QUERY_ENGINE_INFO 1   /* struct drm_npu_engine_info[num_engines] */
+#define DRM_NPU_QUERY_CONTEXT_STATE 2 /* struct drm_npu_context_state, @arg0 = ctx id */
+#define DRM_NPU_QUERY_COUNTERS 3      /* struct drm_npu_counters (device lifetime) */
+#define DRM_NPU_QUERY_JOB_PROFILE 4   /* struct drm_npu_job_profile, @arg0 = ctx, @arg1 = seqno */
+
+/**
+ * struct drm_npu_query - size-negotiated query.
+ * @type: in, DRM_NPU_QUERY_*.
+ * @flags: in, must be 0.
+ * @size: in/out. In: bytes available at @data. 0 asks for the size only. Out: bytes the
+ *        kernel has for this query. When @size is smaller than that the first @size bytes
+ *        are copied (structs only grow at their end, so older user space keeps working).
+ * @pad: must be 0.
+ * @arg0: in, query argument (context id for CONTEXT_STATE and JOB_PROFILE).
+ * @arg1: in, second query argument (sequence number for JOB_PROFILE).
+ * @data: in, user pointer to the output buffer (may be 0 when @size is 0).
+ *
+ * Errors: EINVAL unknown @type, non-zero @flags/@pad; ENOENT unknown context or job;
+ * EFAULT @data not writable.
+ */
+struct drm_npu_query {
+  __u32 type;
+  __u32 flags;
+  __u32 size;
+  __u32 pad;
+  __u64 arg0;
+  __u64 arg1;
+  __u64 data;
+};
+
+/** struct drm_npu_device_info - identity and shape of the device (QUERY DEVICE_INFO). */
+struct drm_npu_device_info {
+  __u32 device_id;
+  __u32 revision;
+  __u32 platform;      /* DRM_NPU_PLATFORM_* */
+  __u32 api_version;   /* (major << 16) | minor */
+  __u32 isa_version;   /* (major << 16) | minor */
+  __u32 num_engines;   /* entries QUERY ENGINE_INFO returns */
+  __u64 sram_size;     /* bytes */
+  __u32 sram_banks;    /* banks the SRAM is split into */
+  __u32 num_semaphores;
+  __u64 clock_hz;
+  __u64 capabilities;  /* DRM_NPU_CAP_* */
+  __u64 features;      /* NPU_FEATURE_* (ISA features the device implements) */
+  __u32 watchdog_ms;
+  __u32 pad;
+  char name[32];       /* NUL-terminated model name */
+};
+
+/** struct drm_npu_engine_info - one engine (QUERY ENGINE_INFO returns an array). */
+struct drm_npu_engine_info {
+  __u32 id;            /* NPU_ENGINE_* */
+  __u32 queue_depth;   /* commands the engine queue holds */
+  __u64 throughput;    /* engine-specific peak: MACs/cycle (matrix), bytes/cycle (DMA),
+                          elements/cycle (vector), commands/cycle (CP) */
+  __u64 latency;       /* fixed cycles added to each command */
+  char name[16];       /* NUL-terminated */
+};
+
+/* Context states. */
+#define DRM_NPU_CTX_STATE_ACTIVE 0
+#define DRM_NPU_CTX_STATE_BANNED 1 /* after a fault or hang: SUBMIT fails with ECANCELED */
+
+/* Fault kinds (struct drm_npu_fault.kind). */
+#define DRM_NPU_FAULT_NONE 0
+#define DRM_NPU_FAULT_PARSE 1         /* malformed command met by the device */
+#define DRM_NPU_FAULT_MMU 2           /* unmapped device address or wrong access */
+#define DRM_NPU_FAULT_SRAM_RANGE 3    /* SRAM access outside the SRAM */
+#define DRM_NPU_FAULT_SEMAPHORE 4     /* semaphore overflow or bad semaphore id */
+#define DRM_NPU_FAULT_WATCHDOG 5      /* job exceeded the watchdog; device was reset */
+
+/**
+ * struct drm_npu_fault - the first fault a job met (in virtual time).
+ * @kind: DRM_NPU_FAULT_*.
+ * @engine: NPU_ENGINE_* that faulted.
+ * @cmd_index: index of the faulting command in the command buffer.
+ * @pad: 0.
+ * @address: faulting device VA (MMU), SRAM offset (SRAM_RANGE), semaphore id (SEMAPHORE).
+ */
+struct drm_npu_fault {
+  __u32 kind;
+  __u32 engine;
+  __u32 cmd_index;
+  __u32 pad;
+  __u64 address;
+};
+
+/** struct drm_npu_context_state - state of one context (QUERY CONTEXT_STATE). */
+struct drm_npu_context_state {
+  __u32 ctx_id;
+  __u32 state;          /* DRM_NPU_CTX_STATE_* */
+  __u32 priority;       /* DRM_NPU_PRIORITY_* */
+  __u32 reset_count;    /* device resets this context caused (watchdog) */
+  __u64 last_submitted; /* last sequence number handed out */
+  __u64 last_completed; /* last sequence number retired */
+  __u64 fault_seqno;    /* job that latched @last_fault, 0 when none */
+  struct drm_npu_fault last_fault;
+};
+
+/* Engines as counted in struct drm_npu_counters (same numbering as NPU_ENGINE_*). */
+#define DRM_NPU_MAX_ENGINES 8
+
+/** struct drm_npu_counters - device-lifetime performance counters (QUERY COUNTERS). */
+struct drm_npu_counters {
+  __u64 jobs_completed;
+  __u64 jobs_faulted;
+  __u64 device_resets;
+  __u64 total_cycles;                       /* sum of job cycles */
+  __u64 busy_cycles[DRM_NPU_MAX_ENGINES];   /* per NPU_ENGINE_* */
+  __u64 commands[DRM_NPU_MAX_ENGINES];      /* commands executed per engine */
+  __u64 dma_bytes_in;                       /* DRAM -> SRAM */
+  __u64 dma_bytes_out;                      /* SRAM -> DRAM */
+  __u64 macs;                               /* multiply-accumulates on the matrix engine */
+  __u64 vector_elements;                    /* elements produced by the vector engine */
+  __u64 semaphore_stall_cycles;             /* cycles engines spent in SEM_WAIT */
+};
+
+/**
+ * struct drm_npu_cmd_profile - one executed command in a job's timeline.
+ * Times are virtual cycles from the start of the job.
+ */
+struct drm_npu_cmd_profile {
+  __u32 cmd_index;
+  __u16 engine; /* NPU_ENGINE_* */
+  __u16 opcode; /* NPU_OP_* */
+  __u64 start_cycle;
+  __u64 end_cycle;
+};
+
+/**
+ * struct drm_npu_job_profile - per-job statistics and timeline (QUERY JOB_PROFILE).
+ * Followed in memory by @num_cmds struct drm_npu_cmd_profile entries; the query's size
+ * covers header plus entries. Kept for the last jobs of each context (see docs/uapi.md).
+ */
+struct drm_npu_job_profile {
+  __u64 seqno;
+  __u64 cycles;
+  __u64 busy_cycles[DRM_NPU_MAX_ENGINES];
+  __u64 dma_bytes_in;
+  __u64 dma_bytes_out;
+  __u64 macs;
+  __u64 vector_elements;
+  __u64 semaphore_stall_cycles;
+  __u32 num_cmds;
+  __u32 pad;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Buffer objects                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* BO_CREATE flags. */
+#define DRM_NPU_BO_DEVICE_READ_ONLY (1u << 0) /* the device may only read this BO */
+#define DRM_NPU_BO_FLAGS_VALID (DRM_NPU_BO_DEVICE_READ_ONLY)
+
+/**
+ * struct drm_npu_bo_create - allocate a zero-filled buffer object.
+ * @size: in, bytes (rounded up to 4 KiB pages), 1 .. DRM_NPU_PARAM_MAX_BO_SIZE.
+ * @flags: in, DRM_NPU_BO_* bits.
+ * @handle: out, non-zero handle, valid in this file only.
+ * @device_addr: out, device virtual address in this file's address space.
+ *
+ * Errors: EINVAL size 0 or unknown flags; ENOMEM size above the maximum or address space full.
+ */
+struct drm_npu_bo_create {
+  __u64 size;
+  __u32 flags;
+  __u32 handle;
+  __u64 device_addr;
+};
+
+/**
+ * struct drm_npu_bo_info - describe a buffer object.
+ * @handle: in.
+ * @flags: out, the BO_CREATE flags.
+ * @size: out, bytes (page rounded).
+ * @device_addr: out, device VA.
+ * @mmap_offset: out, offset to pass to mmap() on this file to map the BO.
+ *
+ * Errors: ENOENT unknown handle.
+ */
+struct drm_npu_bo_info {
+  __u32 handle;
+  __u32 flags;
+  __u64 size;
+  __u64 device_addr;
+  __u64 mmap_offset;
+};
+
+/**
+ * struct drm_npu_bo_close - release a handle. The memory lives on while a job or a mapping
+ * still uses it.
+ * Errors: ENOENT unknown handle; EINVAL non-zero @pad.
+ */
+struct drm_npu_bo_close {
+  __u32 handle;
+  __u32 pad;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Contexts                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+#define DRM_NPU_PRIORITY_LOW 0
+#define DRM_NPU_PRIORITY_NORMAL 1
+#define DRM_NPU_PRIORITY_HIGH 2
+#define DRM_NPU_PRIORITY_REALTIME 3
+
+/**
+ * struct drm_npu_ctx_create - create an execution context (a job queue) in this file.
+ * Contexts of one file share the file's address space; a job may touch only the BOs its
+ * SUBMIT lists.
+ * @priority: in, DRM_NPU_PRIORITY_*.
+ * @flags: in, must be 0.
+ * @ctx_id: out, non-zero id, valid in this file only.
+ * @pad: must be 0.
+ *
+ * Errors: EINVAL bad priority or flags; ENOMEM too many contexts.
+ */
+struct drm_npu_ctx_create {
+  __u32 priority;
+  __u32 flags;
+  __u32 ctx_id;
+  __u32 pad;
+};
+
+/**
+ * struct drm_npu_ctx_destroy - destroy a context; its queued jobs are aborted, a running
+ * job is waited for. Errors: ENOENT unknown id; EINVAL non-zero @pad.
+ */
+struct drm_npu_ctx_destroy {
+  __u32 ctx_id;
+  __u32 pad;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* SUBMIT and WAIT                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Access bits of a referenced BO. */
+#define DRM_NPU_ACCESS_READ (1u << 0)
+#define DRM_NPU_ACCESS_WRITE (1u << 1)
+
+/** struct drm_npu_bo_ref - a BO a job may touch, and how. */
+struct drm_npu_bo_ref {
+  __u32 handle;
+  __u32 access; /* DRM_NPU_ACCESS_* (at least one bit) */
+};
+
+/* SUBMIT flags. */
+/* Emulator only (DRM_NPU_CAP_SKIP_VALIDATION): send the command buffer to the device without
+ * validating it, to exercise the device's own fault reporting. */
+#define DRM_NPU_SUBMIT_SKIP_VALIDATION (1u << 0)
+#define DRM_NPU_SUBMIT_FLAGS_VALID (DRM_NPU_SUBMIT_SKIP_VALIDATION)
+
+/* Most BOs one SUBMIT may reference. */
+#define DRM_NPU_MAX_BO_REFS 4096
+
+/**
+ * struct drm_npu_submit - queue a command buffer on a context.
+ * @ctx_id: in, the context.
+ * @flags: in, DRM_NPU_SUBMIT_*.
+ * @cmd_handle: in, BO holding the command buffer (must also be in @bos with READ access).
+ * @bo_count: in, entries at @bos (1 .. DRM_NPU_MAX_BO_REFS).
+ * @cmd_offset: in, byte offset of the command buffer in its BO (multiple of 8).
+ * @cmd_size: in, bytes of the command buffer.
+ * @bos: in, user pointer to @bo_count struct drm_npu_bo_ref.
+ * @seqno: out, the job's sequence number in its context (starts at 1, increases by 1).
+ *
+ * The command buffer is copied and validated before this returns (see docs/isa.md); later
+ * writes to its BO do not affect the job.
+ *
+ * Errors: EINVAL bad flags/pad, empty or malformed command buffer (the log names the command
+ * index and field), duplicate or invalid access bits; ENOENT unknown context or handle;
+ * EFAULT @bos unreadable, or a command addresses device memory outside the referenced BOs
+ * or with an access the BO was not referenced for; EOVERFLOW the command stream reaches
+ * outside its BO; ECANCELED the context is banned; ENOMEM queue full.
+ */
+struct drm_npu_submit {
+  __u32 ctx_id;
+  __u32 flags;
+  __u32 cmd_handle;
+  __u32 bo_count;
+  __u64 cmd_offset;
+  __u64 cmd_size;
+  __u64 bos;
+  __u64 seqno;
+};
+
+/* Job status (struct drm_npu_wait.status). */
+#define DRM_NPU_JOB_OK 0
+#define DRM_NPU_JOB_ERROR 1   /* the job faulted: see @fault */
+#define DRM_NPU_JOB_ABORTED 2 /* never ran or stopped: context banned or destroyed, reset */
+#define DRM_NPU_JOB_TIMEOUT 3 /* WAIT's timeout passed first (job still pending) */
+
+/**
+ * struct drm_npu_wait - wait for a job.
+ * @ctx_id: in.
+ * @flags: in, must be 0.
+ * @seqno: in, sequence number from SUBMIT.
+ * @timeout_ns: in, absolute CLOCK_MONOTONIC deadline in ns; 0 polls.
+ * @status: out, DRM_NPU_JOB_*.
+ * @pad: must be 0.
+ * @fault: out, the job's fault when @status is ERROR.
+ * @submit_ns, @start_ns, @end_ns: out, CLOCK_MONOTONIC host times of the job.
+ * @cycles: out, modeled device cycles of the job (deterministic).
+ *
+ * Returns 0 once the job retired (whatever @status). Errors: EBUSY poll and not done;
+ * ETIMEDOUT deadline passed (@status TIMEOUT); ENOENT unknown context, seqno never handed
+ * out or no longer retained; EINVAL flags/pad; ENODEV the device is gone.
+ */
+struct drm_npu_wait {
+  __u32 ctx_id;
+  __u32 flags;
+  __u64 seqno;
+  __s64 timeout_ns;
+  __u32 status;
+  __u32 pad;
+  struct drm_npu_fault fault;
+  __u64 submit_ns;
+  __u64 start_ns;
+  __u64 end_ns;
+  __u64 cycles;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* NPU_ACCEL_H */
