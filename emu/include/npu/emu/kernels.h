@@ -1,0 +1,20 @@
+// The arithmetic of the matrix and vector engines on SRAM tiles. Pure functions: no timing,
+// no threads. The device calls them after checking every operand region of the command lies
+// inside the SRAM (isa::command_regions), so they may trust addresses and shapes of a command
+// that passed isa::validate's structural checks.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "npu_isa.h"
+
+namespace npu::emu {
+
+/// Executes CONV2D or MATMUL on `sram`.
+void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram);
+
+/// Executes a VECTOR-engine command (ELTWISE .. REDUCE) on `sram`.
+void run_vector(const npu_cmd& cmd, std::span<std::byte> sram);
+
+}  // namespace npu::emu
