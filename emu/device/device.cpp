@@ -1,0 +1,441 @@
+// Device: a command-processor thread and one thread per engine.
+//
+// Virtual time (docs/timing.md). The CP charges cfg.cp_cycles_per_cmd per command and stamps
+// each dispatched command with its dispatch time. An engine starts a command at
+// max(engine clock, dispatch time) and ends it cost cycles later (isa::command_cost); a
+// SEM_WAIT ends at max(start, time of the signal that completed its count); a FENCE moves
+// the CP clock to the latest engine clock once every engine drained; a full engine queue
+// stalls the CP until the command queue_depth places earlier on that engine ended. Every one
+// of these times is a function of the program alone, so cycle counts do not depend on how
+// the host schedules the threads.
+#include "npu/emu/device.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <deque>
+#include <thread>
+
+#include "dma.h"
+#include "job_state.h"
+#include "npu/emu/kernels.h"
+#include "npu/isa/regions.h"
+#include "npu/isa/timing.h"
+
+namespace npu::emu {
+namespace {
+
+constexpr uint32_t kEndOfJob = UINT32_MAX;
+constexpr uint32_t kShutdown = UINT32_MAX - 1;
+
+struct QueueItem {
+  uint32_t index;
+  uint64_t dispatch;
+};
+
+/// Statistics one engine gathers during a job (written by that engine's thread only).
+struct EngineStats {
+  uint64_t busy = 0;
+  uint64_t commands = 0;
+  uint64_t dma_in = 0;
+  uint64_t dma_out = 0;
+  uint64_t macs = 0;
+  uint64_t elements = 0;
+  uint64_t stall = 0;
+};
+
+struct Engine {
+  uint32_t id = 0;
+  std::thread thread;
+  std::condition_variable cv;  // queue not empty
+  std::deque<QueueItem> queue;
+  // Per-job progress, guarded by Impl::mu.
+  uint64_t finished = 0;
+  std::vector<uint64_t> end_times;  // end cycle of each finished command, engine order
+  bool done = false;
+  // Engine thread only.
+  uint64_t clock = 0;
+  EngineStats stats;
+};
+
+}  // namespace
+
+struct Device::Impl {
+  explicit Impl(const isa::DeviceConfig& c) : cfg(c), sram(c.sram_size) {}
+
+  const isa::DeviceConfig& cfg;
+  std::vector<std::byte> sram;
+  JobState job;
+
+  std::mutex run_mu;  // serialises run()
+
+  std::mutex mu;                    // guards everything below and Engine's per-job progress
+  std::condition_variable cp_cv;    // engine progress, job hand-off
+  std::condition_variable done_cv;  // job finished
+  Engine engines[NPU_NUM_ENGINES];
+  std::thread cp_thread;
+  bool shutdown = false;
+  bool running = false;  // a job is between hand-off and completion
+  const isa::Program* program = nullptr;
+  const Mmu* mmu = nullptr;
+  JobResult result;
+  bool result_ready = false;
+
+  void start() {
+    for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
+      engines[e].id = e;
+      engines[e].thread = std::thread([this, e] { engine_loop(engines[e]); });
+    }
+    cp_thread = std::thread([this] { cp_loop(); });
+  }
+
+  void stop() {
+    {
+      std::lock_guard lk(mu);
+      shutdown = true;
+      for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
+        engines[e].queue.push_back({kShutdown, 0});
+        engines[e].cv.notify_all();
+      }
+    }
+    cp_cv.notify_all();
+    cp_thread.join();
+    for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) engines[e].thread.join();
+  }
+
+  // ---- engines ------------------------------------------------------------------------
+
+  void engine_loop(Engine& eng) {
+    std::vector<isa::Region> regions;
+    for (;;) {
+      QueueItem item;
+      {
+        std::unique_lock lk(mu);
+        eng.cv.wait(lk, [&] { return !eng.queue.empty(); });
+        item = eng.queue.front();
+        eng.queue.pop_front();
+        if (item.index == kShutdown) return;
+        if (item.index == kEndOfJob) {
+          eng.done = true;
+          cp_cv.notify_all();
+          continue;
+        }
+      }
+      uint64_t start = std::max(eng.clock, item.dispatch);
+      uint64_t end = start;
+      if (!job.aborted()) end = execute(eng, item.index, start, regions);
+      eng.clock = end;
+      {
+        std::lock_guard lk(mu);
+        eng.end_times.push_back(end);
+        ++eng.finished;
+      }
+      cp_cv.notify_all();
+    }
+  }
+
+  void raise(uint32_t kind, uint32_t engine, uint32_t index, uint64_t address, uint64_t time) {
+    job.fault({kind, engine, index, 0, address}, time);
+  }
+
+  /// Runs one command on `eng`; returns its end cycle.
+  uint64_t execute(Engine& eng, uint32_t index, uint64_t start, std::vector<isa::Region>& regions) {
+    const npu_cmd& c = program->cmds[index];
+    const uint8_t op = c.hdr.opcode;
+    if (!opcode_allowed(op, eng.id)) {
+      raise(DRM_NPU_FAULT_PARSE, eng.id, index, 0, start);
+      return start;
+    }
+    uint64_t end = start;
+    if (op == NPU_OP_SEM_WAIT) {
+      if (job.wait(eng.id, index, c.sem.sem, c.sem.count, end)) {
+        eng.stats.stall += end - start;
+        record(index, eng.id, op, start, end);
+        ++eng.stats.commands;
+      }
+      return end;
+    }
+    const isa::CommandCost cost = isa::command_cost(c, cfg);
+    end = start + cost.cycles;
+    if (op == NPU_OP_SEM_SIGNAL) {
+      if (!job.signal(eng.id, index, c.sem.sem, c.sem.count, end)) return start;
+    } else if (op != NPU_OP_MARKER && op != NPU_OP_NOP) {
+      if (!run_data_command(eng.id, index, c, start, regions)) return start;
+    }
+    eng.stats.busy += cost.cycles;
+    ++eng.stats.commands;
+    eng.stats.macs += cost.macs;
+    eng.stats.elements += cost.elements;
+    if (op == NPU_OP_DMA_LOAD) eng.stats.dma_in += cost.bytes;
+    if (op == NPU_OP_DMA_STORE) eng.stats.dma_out += cost.bytes;
+    record(index, eng.id, op, start, end);
+    return end;
+  }
+
+  static bool opcode_allowed(uint8_t op, uint32_t engine) {
+    switch (op) {
+      case NPU_OP_MARKER:
+      case NPU_OP_NOP:
+        return true;
+      case NPU_OP_SEM_SIGNAL:
+      case NPU_OP_SEM_WAIT:
+        return engine != NPU_ENGINE_CP;
+      case NPU_OP_END:
+      case NPU_OP_FENCE:
+        return engine == NPU_ENGINE_CP;
+      case NPU_OP_DMA_LOAD:
+        return engine == NPU_ENGINE_DMA_IN;
+      case NPU_OP_DMA_STORE:
+        return engine == NPU_ENGINE_DMA_OUT;
+      case NPU_OP_CONV2D:
+      case NPU_OP_MATMUL:
+        return engine == NPU_ENGINE_MATRIX;
+      default:
+        return op >= NPU_OP_ELTWISE && op <= NPU_OP_REDUCE && engine == NPU_ENGINE_VECTOR;
+    }
+  }
+
+  /// Checks a data command's operands against SRAM and the MMU, then executes it.
+  bool run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
+                        std::vector<isa::Region>& regions) {
+    regions.clear();
+    if (!isa::command_regions(c, regions)) {
+      raise(DRM_NPU_FAULT_PARSE, engine, index, 0, start);
+      return false;
+    }
+    std::byte* dram = nullptr;
+    for (const isa::Region& r : regions) {
+      if (r.space == isa::Space::Sram) {
+        if (r.end > sram.size()) {
+          raise(DRM_NPU_FAULT_SRAM_RANGE, engine, index, std::max<uint64_t>(r.begin, sram.size()),
+                start);
+          return false;
+        }
+      } else {
+        dram = mmu->translate(r.begin, r.end - r.begin, r.access);
+        if (!dram) {
+          raise(DRM_NPU_FAULT_MMU, engine, index,
+                mmu->fault_address(r.begin, r.end - r.begin, r.access), start);
+          return false;
+        }
+      }
+    }
+    switch (c.hdr.opcode) {
+      case NPU_OP_DMA_LOAD:
+        dma_load(c.dma, dram, sram);
+        break;
+      case NPU_OP_DMA_STORE:
+        dma_store(c.dma, dram, sram);
+        break;
+      case NPU_OP_CONV2D:
+      case NPU_OP_MATMUL:
+        run_matrix(c, sram);
+        break;
+      default:
+        run_vector(c, sram);
+        break;
+    }
+    return true;
+  }
+
+  void record(uint32_t index, uint32_t engine, uint8_t op, uint64_t start, uint64_t end) {
+    // Each command index is written by exactly one thread; the CP reads after the job.
+    drm_npu_cmd_profile& p = result.profile.timeline[index];
+    p.cmd_index = index;
+    p.engine = static_cast<uint16_t>(engine);
+    p.opcode = op;
+    p.start_cycle = start;
+    p.end_cycle = end;
+  }
+
+  // ---- command processor --------------------------------------------------------------
+
+  void cp_loop() {
+    for (;;) {
+      {
+        std::unique_lock lk(mu);
+        cp_cv.wait(lk, [&] { return shutdown || (running && !result_ready && program); });
+        if (shutdown) return;
+      }
+      run_job();
+      {
+        std::lock_guard lk(mu);
+        result_ready = true;
+      }
+      done_cv.notify_all();
+    }
+  }
+
+  void run_job() {
+    const auto& cmds = program->cmds;
+    result = JobResult{};
+    result.profile.timeline.assign(cmds.size(), drm_npu_cmd_profile{UINT32_MAX, 0, 0, 0, 0});
+    uint64_t cp_clock = 0;
+    uint64_t cp_busy = 0;
+    uint64_t dispatched[NPU_NUM_ENGINES] = {};
+    const uint64_t depth = std::max<uint32_t>(1, cfg.queue_depth);
+    bool ended = false;
+
+    for (uint32_t i = 0; i < cmds.size() && !ended && !job.aborted(); ++i) {
+      const npu_cmd& c = cmds[i];
+      cp_clock += cfg.cp_cycles_per_cmd;
+      cp_busy += cfg.cp_cycles_per_cmd;
+      const uint32_t e = c.hdr.engine;
+      if (e >= NPU_NUM_ENGINES) {
+        raise(DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, i, 0, cp_clock);
+        break;
+      }
+      if (e != NPU_ENGINE_CP) {
+        Engine& eng = engines[e];
+        std::unique_lock lk(mu);
+        if (dispatched[e] >= depth) {
+          const uint64_t slot = dispatched[e] - depth;  // command that frees a queue entry
+          cp_cv.wait(lk, [&] { return eng.finished > slot || job.aborted(); });
+          if (job.aborted()) break;
+          cp_clock = std::max(cp_clock, eng.end_times[slot]);
+        }
+        eng.queue.push_back({i, cp_clock});
+        ++dispatched[e];
+        eng.cv.notify_one();
+        continue;
+      }
+      switch (c.hdr.opcode) {
+        case NPU_OP_END:
+          record(i, NPU_ENGINE_CP, NPU_OP_END, cp_clock, cp_clock);
+          ended = true;
+          break;
+        case NPU_OP_FENCE: {
+          const uint64_t start = cp_clock;
+          std::unique_lock lk(mu);
+          cp_cv.wait(lk, [&] {
+            if (job.aborted()) return true;
+            for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
+              if (engines[k].finished < dispatched[k]) return false;
+            return true;
+          });
+          if (job.aborted()) break;
+          for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
+            if (!engines[k].end_times.empty())
+              cp_clock = std::max(cp_clock, engines[k].end_times.back());
+          if (c.hdr.flags & NPU_FENCE_FLAG_IRQ) result.profile.irq_values.push_back(c.fence.value);
+          record(i, NPU_ENGINE_CP, NPU_OP_FENCE, start, cp_clock);
+          ++result.profile.commands[NPU_ENGINE_CP];
+          break;
+        }
+        case NPU_OP_MARKER:
+        case NPU_OP_NOP: {
+          const uint64_t cost = isa::command_cost(c, cfg).cycles;
+          record(i, NPU_ENGINE_CP, c.hdr.opcode, cp_clock, cp_clock + cost);
+          cp_clock += cost;
+          cp_busy += cost;
+          ++result.profile.commands[NPU_ENGINE_CP];
+          break;
+        }
+        default:
+          raise(DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, i, 0, cp_clock);
+          break;
+      }
+    }
+    if (!ended && !job.aborted())  // only reachable without validation
+      raise(DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, static_cast<uint32_t>(cmds.size()) - 1, 0,
+            cp_clock);
+
+    // Drain: every engine reaches the end-of-job marker (aborted jobs skip their commands).
+    {
+      std::unique_lock lk(mu);
+      for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
+        engines[k].queue.push_back({kEndOfJob, 0});
+        engines[k].cv.notify_one();
+      }
+      cp_cv.wait(lk, [&] {
+        for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
+          if (!engines[k].done) return false;
+        return true;
+      });
+    }
+    finish(cp_clock, cp_busy);
+  }
+
+  void finish(uint64_t cp_clock, uint64_t cp_busy) {
+    JobProfile& p = result.profile;
+    p.cycles = cp_clock;
+    p.busy_cycles[NPU_ENGINE_CP] = cp_busy;
+    for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
+      const Engine& eng = engines[k];
+      p.cycles = std::max(p.cycles, eng.clock);
+      p.busy_cycles[k] = eng.stats.busy;
+      p.commands[k] = eng.stats.commands;
+      p.dma_bytes_in += eng.stats.dma_in;
+      p.dma_bytes_out += eng.stats.dma_out;
+      p.macs += eng.stats.macs;
+      p.vector_elements += eng.stats.elements;
+      p.semaphore_stall_cycles += eng.stats.stall;
+    }
+    std::erase_if(p.timeline,
+                  [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
+    result.fault = job.result_fault();
+    result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
+  }
+
+  void prepare_engines() {
+    std::lock_guard lk(mu);
+    for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
+      Engine& eng = engines[k];
+      eng.finished = 0;
+      eng.end_times.clear();
+      eng.done = false;
+      eng.clock = 0;
+      eng.stats = {};
+    }
+  }
+};
+
+Device::Device(isa::DeviceConfig cfg) : cfg_(std::move(cfg)), impl_(std::make_unique<Impl>(cfg_)) {
+  impl_->start();
+}
+
+Device::~Device() {
+  impl_->stop();
+}
+
+JobResult Device::run(const isa::Program& program, const Mmu& mmu) {
+  std::lock_guard run_lk(impl_->run_mu);
+  Impl& d = *impl_;
+  if (program.cmds.empty()) {
+    JobResult r;
+    r.status = DRM_NPU_JOB_ERROR;
+    r.fault = {DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, 0, 0, 0};
+    return r;
+  }
+  d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max, NPU_NUM_ENGINES);
+  d.prepare_engines();
+  {
+    std::lock_guard lk(d.mu);
+    d.program = &program;
+    d.mmu = &mmu;
+    d.result_ready = false;
+    d.running = true;
+  }
+  d.cp_cv.notify_all();
+  JobResult out;
+  {
+    std::unique_lock lk(d.mu);
+    d.done_cv.wait(lk, [&] { return d.result_ready; });
+    d.running = false;
+    d.program = nullptr;
+    d.mmu = nullptr;
+    out = std::move(d.result);
+  }
+  return out;
+}
+
+void Device::reset() {
+  Impl& d = *impl_;
+  std::lock_guard lk(d.mu);
+  if (!d.running || d.result_ready) return;  // only the running job is affected
+  spdlog::warn("npu device: reset while a job is running");
+  d.job.reset();
+  d.cp_cv.notify_all();
+}
+
+}  // namespace npu::emu

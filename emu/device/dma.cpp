@@ -1,0 +1,74 @@
+// DMA box copies. Rows whose DRAM x stride equals the element size are copied with one
+// memcpy; other rows element by element. Padding is filled with pad_value's low bytes.
+#include "dma.h"
+
+#include <cstdint>
+#include <cstring>
+
+namespace npu::emu {
+namespace {
+
+void fill(std::byte* dst, uint64_t elems, uint32_t elem_size, uint32_t value) {
+  if (elem_size == 1) {
+    std::memset(dst, static_cast<int>(value & 0xff), elems);
+    return;
+  }
+  for (uint64_t i = 0; i < elems; ++i) std::memcpy(dst + i * elem_size, &value, elem_size);
+}
+
+}  // namespace
+
+void dma_load(const npu_cmd_dma& c, const std::byte* dram, std::span<std::byte> sram) {
+  const uint32_t es = c.elem_size;
+  const uint64_t px = uint64_t(c.pad_before[0]) + c.size[0] + c.pad_after[0];
+  const uint64_t py = uint64_t(c.pad_before[1]) + c.size[1] + c.pad_after[1];
+  const uint64_t pz = uint64_t(c.pad_before[2]) + c.size[2] + c.pad_after[2];
+  const bool padded = (c.pad_before[0] | c.pad_before[1] | c.pad_before[2] | c.pad_after[0] |
+                       c.pad_after[1] | c.pad_after[2]) != 0;
+  const bool contiguous_x = c.dram_stride[0] == es;
+  std::byte* base = sram.data() + c.sram_addr;
+  for (uint64_t z = 0; z < pz; ++z) {
+    const bool z_in = z >= c.pad_before[2] && z < c.pad_before[2] + uint64_t(c.size[2]);
+    for (uint64_t y = 0; y < py; ++y) {
+      std::byte* row = base + z * c.sram_stride[1] + y * c.sram_stride[0];
+      const bool y_in = y >= c.pad_before[1] && y < c.pad_before[1] + uint64_t(c.size[1]);
+      if (!z_in || !y_in) {
+        fill(row, px, es, c.pad_value);
+        continue;
+      }
+      if (padded) {
+        fill(row, c.pad_before[0], es, c.pad_value);
+        fill(row + (uint64_t(c.pad_before[0]) + c.size[0]) * es, c.pad_after[0], es, c.pad_value);
+      }
+      std::byte* dst = row + uint64_t(c.pad_before[0]) * es;
+      const std::byte* src = dram + (z - c.pad_before[2]) * uint64_t(c.dram_stride[2]) +
+                             (y - c.pad_before[1]) * uint64_t(c.dram_stride[1]);
+      if (contiguous_x) {
+        std::memcpy(dst, src, uint64_t(c.size[0]) * es);
+      } else {
+        for (uint64_t x = 0; x < c.size[0]; ++x)
+          std::memcpy(dst + x * es, src + x * uint64_t(c.dram_stride[0]), es);
+      }
+    }
+  }
+}
+
+void dma_store(const npu_cmd_dma& c, std::byte* dram, std::span<const std::byte> sram) {
+  const uint32_t es = c.elem_size;
+  const bool contiguous_x = c.dram_stride[0] == es;
+  const std::byte* base = sram.data() + c.sram_addr;
+  for (uint64_t z = 0; z < c.size[2]; ++z) {
+    for (uint64_t y = 0; y < c.size[1]; ++y) {
+      const std::byte* src = base + z * c.sram_stride[1] + y * c.sram_stride[0];
+      std::byte* dst = dram + z * uint64_t(c.dram_stride[2]) + y * uint64_t(c.dram_stride[1]);
+      if (contiguous_x) {
+        std::memcpy(dst, src, uint64_t(c.size[0]) * es);
+      } else {
+        for (uint64_t x = 0; x < c.size[0]; ++x)
+          std::memcpy(dst + x * uint64_t(c.dram_stride[0]), src + x * es, es);
+      }
+    }
+  }
+}
+
+}  // namespace npu::emu

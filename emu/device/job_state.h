@@ -1,0 +1,64 @@
+// JobState: what the command processor and the engine threads share while one job runs:
+// the counting semaphores (with the virtual time of every signal), the earliest fault, and
+// the abort flag a fault or a reset raises. All methods are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "npu_accel.h"
+
+namespace npu::emu {
+
+class JobState {
+ public:
+  /// Prepares for a new job with `num_semaphores` semaphores of at most `sem_max` each.
+  void begin(uint32_t num_semaphores, uint32_t sem_max, uint32_t num_engines);
+
+  /// Raises a fault at virtual `time`; the job aborts. Of several faults the earliest in
+  /// (time, command index) is kept.
+  void fault(const drm_npu_fault& f, uint64_t time);
+
+  /// Aborts the job as a watchdog reset would.
+  void reset();
+
+  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
+
+  /// The fault to report, or kind NONE.
+  drm_npu_fault result_fault() const;
+
+  /// SEM_SIGNAL at virtual time `time`. Returns false after raising a SEMAPHORE fault.
+  bool signal(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count, uint64_t time);
+
+  /// SEM_WAIT: blocks until `count` is available or the job aborts. On success returns true
+  /// and sets `time` to max(time, virtual time of the signal that completed the count).
+  bool wait(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count, uint64_t& time);
+
+ private:
+  struct Token {
+    uint64_t time;
+    uint32_t count;
+  };
+  struct Sem {
+    uint64_t value = 0;
+    std::deque<Token> tokens;  // signals not yet consumed, in signal order
+  };
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Sem> sems_;
+  uint32_t sem_max_ = 0;
+  std::atomic<bool> aborted_{false};
+  bool have_fault_ = false;
+  drm_npu_fault fault_{};
+  uint64_t fault_time_ = 0;
+  // Where each engine is blocked in SEM_WAIT (cmd index + 1, 0 = not blocked), for the
+  // watchdog fault's report.
+  std::vector<uint32_t> blocked_at_;
+};
+
+}  // namespace npu::emu

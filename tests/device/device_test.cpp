@@ -1,0 +1,219 @@
+// Device model: data movement, faults with their details, semaphores and reset.
+#include <atomic>
+#include <numeric>
+#include <thread>
+
+#include "device_fixture.h"
+
+namespace npu::emu::testing {
+namespace {
+
+TEST(Device, DmaRoundTripCopiesBytes) {
+  Device dev(small_config());
+  Dram dram;
+  uint64_t src = dram.add(4096), dst = dram.add(4096);
+  for (size_t i = 0; i < 4096; ++i) dram.at(0)[i] = std::byte(i * 7 + 3);
+  auto p =
+      program({dma(NPU_OP_DMA_LOAD, src, 0, 4096), sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0),
+               sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0), dma(NPU_OP_DMA_STORE, dst, 0, 4096)});
+  JobResult r = dev.run(p, dram.mmu);
+  ASSERT_EQ(r.status, DRM_NPU_JOB_OK) << r.fault.kind;
+  EXPECT_EQ(dram.at(0), dram.at(1));
+  EXPECT_EQ(r.profile.dma_bytes_in, 4096u);
+  EXPECT_EQ(r.profile.dma_bytes_out, 4096u);
+  EXPECT_EQ(r.profile.timeline.size(), 5u);
+}
+
+TEST(Device, DmaStridedBoxWithPaddingAndGather) {
+  Device dev(small_config());
+  Dram dram;
+  // DRAM: a 6x5 matrix of int16 with row pitch 16 bytes; load columns 1..3 (every element of
+  // x stride 2 bytes) of rows 0..3, padded by 1 element on each side of x and y, value 0x7777.
+  uint64_t src = dram.add(4096), dst = dram.add(4096);
+  for (size_t i = 0; i < 4096; ++i) dram.at(0)[i] = std::byte(i & 0xff);
+  npu_cmd ld = make(NPU_OP_DMA_LOAD, NPU_ENGINE_DMA_IN);
+  ld.dma.dram_addr = src + 2;
+  ld.dma.sram_addr = 64;
+  ld.dma.elem_size = 2;
+  ld.dma.size[0] = 3;
+  ld.dma.size[1] = 4;
+  ld.dma.size[2] = 1;
+  ld.dma.dram_stride[0] = 2;
+  ld.dma.dram_stride[1] = 16;
+  ld.dma.dram_stride[2] = 64;
+  ld.dma.sram_stride[0] = 10;  // (3 + 2 pad) * 2 bytes
+  ld.dma.sram_stride[1] = 60;
+  ld.dma.pad_before[0] = ld.dma.pad_after[0] = 1;
+  ld.dma.pad_before[1] = ld.dma.pad_after[1] = 1;
+  ld.dma.pad_value = 0x7777;
+  // Store the whole padded 5x6 box contiguously to dst.
+  npu_cmd st = dma(NPU_OP_DMA_STORE, dst, 64, 60);
+  auto p = program({ld, sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 3),
+                    sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 3), st});
+  JobResult r = dev.run(p, dram.mmu);
+  ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
+  auto out = [&](int y, int x) {
+    uint16_t v;
+    std::memcpy(&v, dram.at(1).data() + y * 10 + x * 2, 2);
+    return v;
+  };
+  for (int y = 0; y < 6; ++y) {
+    for (int x = 0; x < 5; ++x) {
+      uint16_t want = 0x7777;
+      if (y >= 1 && y <= 4 && x >= 1 && x <= 3) {
+        size_t off = 2 + (y - 1) * 16 + (x - 1) * 2;
+        want = uint16_t(off & 0xff) | uint16_t(((off + 1) & 0xff) << 8);
+      }
+      EXPECT_EQ(out(y, x), want) << "y=" << y << " x=" << x;
+    }
+  }
+}
+
+TEST(Device, UnmappedAddressFaultsWithDetails) {
+  Device dev(small_config());
+  Dram dram;
+  uint64_t src = dram.add(4096);
+  auto p = program({dma(NPU_OP_DMA_LOAD, src + 4000, 0, 200)});  // runs 104 bytes past the end
+  JobResult r = dev.run(p, dram.mmu);
+  EXPECT_EQ(r.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_MMU);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_DMA_IN);
+  EXPECT_EQ(r.fault.cmd_index, 0u);
+  EXPECT_EQ(r.fault.address, src + 4096);
+}
+
+TEST(Device, WriteToReadOnlyMappingFaults) {
+  Device dev(small_config());
+  Dram dram;
+  uint64_t ro = dram.add(4096, isa::kRead);
+  auto p = program({make(NPU_OP_NOP, NPU_ENGINE_DMA_OUT), dma(NPU_OP_DMA_STORE, ro, 0, 64)});
+  JobResult r = dev.run(p, dram.mmu);
+  EXPECT_EQ(r.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_MMU);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_DMA_OUT);
+  EXPECT_EQ(r.fault.cmd_index, 1u);
+  EXPECT_EQ(r.fault.address, ro);
+  EXPECT_EQ(dram.at(0), std::vector<std::byte>(4096));
+}
+
+TEST(Device, SramOutOfRangeFaults) {
+  auto cfg = small_config();
+  Device dev(cfg);
+  Dram dram;
+  uint64_t src = dram.add(4096);
+  auto p = program({dma(NPU_OP_DMA_LOAD, src, uint32_t(cfg.sram_size - 16), 64)});
+  JobResult r = dev.run(p, dram.mmu);
+  EXPECT_EQ(r.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_SRAM_RANGE);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_DMA_IN);
+  EXPECT_EQ(r.fault.address, cfg.sram_size);
+}
+
+TEST(Device, MalformedCommandIsAParseFault) {
+  Device dev(small_config());
+  Dram dram;
+  auto p = program({make(NPU_OP_NOP, NPU_ENGINE_VECTOR), make(0x7f, NPU_ENGINE_VECTOR)});
+  JobResult r = dev.run(p, dram.mmu);
+  EXPECT_EQ(r.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_PARSE);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_VECTOR);
+  EXPECT_EQ(r.fault.cmd_index, 1u);
+
+  auto q = program({make(NPU_OP_CONV2D, NPU_ENGINE_DMA_IN)});  // wrong engine
+  r = dev.run(q, dram.mmu);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_PARSE);
+  EXPECT_EQ(r.fault.cmd_index, 0u);
+
+  isa::Program no_end;  // without END: the CP reports the last command
+  no_end.cmds = {make(NPU_OP_NOP, NPU_ENGINE_CP)};
+  r = dev.run(no_end, dram.mmu);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_PARSE);
+}
+
+TEST(Device, SemaphoreOverflowFaults) {
+  auto cfg = small_config();
+  cfg.semaphore_max = 3;
+  Device dev(cfg);
+  Dram dram;
+  auto p = program({sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_VECTOR, 5, 2),
+                    sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_VECTOR, 5, 2)});
+  JobResult r = dev.run(p, dram.mmu);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_SEMAPHORE);
+  EXPECT_EQ(r.fault.cmd_index, 1u);
+  EXPECT_EQ(r.fault.address, 5u);
+
+  auto q = program({sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_VECTOR, cfg.num_semaphores, 1)});
+  r = dev.run(q, dram.mmu);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_SEMAPHORE);
+}
+
+TEST(Device, ResetEndsAHungJobAndTheDeviceKeepsServing) {
+  Device dev(small_config());
+  Dram dram;
+  auto hung =
+      program({make(NPU_OP_NOP, NPU_ENGINE_MATRIX), sem(NPU_OP_SEM_WAIT, NPU_ENGINE_MATRIX, 1)});
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    while (!finished.load()) {
+      dev.reset();  // ignored until the job runs
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  JobResult r = dev.run(hung, dram.mmu);
+  finished = true;
+  watchdog.join();
+  EXPECT_EQ(r.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_WATCHDOG);
+
+  uint64_t src = dram.add(4096), dst = dram.add(4096);
+  dram.at(0)[10] = std::byte{42};
+  auto ok =
+      program({dma(NPU_OP_DMA_LOAD, src, 0, 4096), sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0),
+               sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0), dma(NPU_OP_DMA_STORE, dst, 0, 4096)});
+  r = dev.run(ok, dram.mmu);
+  EXPECT_EQ(r.status, DRM_NPU_JOB_OK);
+  EXPECT_EQ(dram.at(1)[10], std::byte{42});
+}
+
+TEST(Device, HungWaitIsNamedByTheWatchdogFault) {
+  Device dev(small_config());
+  Dram dram;
+  auto hung =
+      program({make(NPU_OP_NOP, NPU_ENGINE_VECTOR), sem(NPU_OP_SEM_WAIT, NPU_ENGINE_VECTOR, 2)});
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    // Give the engine time to block so the fault names it; correctness does not depend on it.
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    while (!finished.load()) {
+      dev.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  JobResult r = dev.run(hung, dram.mmu);
+  finished = true;
+  watchdog.join();
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_WATCHDOG);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_VECTOR);
+  EXPECT_EQ(r.fault.cmd_index, 1u);
+}
+
+TEST(Device, FenceRaisesInterruptAndOrdersEngines) {
+  Device dev(small_config());
+  Dram dram;
+  uint64_t src = dram.add(65536);
+  npu_cmd fence = make(NPU_OP_FENCE, NPU_ENGINE_CP);
+  fence.hdr.flags = NPU_FENCE_FLAG_IRQ;
+  fence.fence.value = 0xabc;
+  auto p =
+      program({dma(NPU_OP_DMA_LOAD, src, 0, 65536), fence, make(NPU_OP_NOP, NPU_ENGINE_VECTOR)});
+  JobResult r = dev.run(p, dram.mmu);
+  ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
+  ASSERT_EQ(r.profile.irq_values.size(), 1u);
+  EXPECT_EQ(r.profile.irq_values[0], 0xabcu);
+  const auto& t = r.profile.timeline;
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_GE(t[2].start_cycle, t[0].end_cycle);  // the NOP starts after the DMA ended
+}
+
+}  // namespace
+}  // namespace npu::emu::testing
