@@ -38,6 +38,11 @@ struct Program {
 /// "command 3 (conv2d): field out_h: expected 14, got 15".
 Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg);
 
+/// NPU_FEATURE_* bits the device must implement to run `cmd` (int8/fp32 datapaths,
+/// transcendental functions). validate() rejects commands needing a feature cfg lacks;
+/// CommandBufferBuilder::finish() ORs these into header.required_features.
+uint64_t command_features(const npu_cmd& cmd);
+
 /// Lowercase name of an opcode ("conv2d") or "unknown".
 const char* opcode_name(uint8_t opcode);
 /// Lowercase name of an engine ("matrix") or "unknown".

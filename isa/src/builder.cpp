@@ -1,0 +1,389 @@
+// CommandBufferBuilder: fills npu_cmd structs from the typed argument structs.
+#include "npu/isa/builder.h"
+
+#include <cstring>
+
+#include "common.h"
+#include "npu/isa/validate.h"
+
+namespace npu::isa {
+namespace {
+
+npu_cmd blank(uint8_t opcode, uint8_t engine, uint16_t flags = 0) {
+  npu_cmd c;
+  std::memset(&c, 0, sizeof c);
+  c.hdr.opcode = opcode;
+  c.hdr.engine = engine;
+  c.hdr.flags = flags;
+  return c;
+}
+
+int32_t range_min(uint8_t dtype) {
+  switch (dtype) {
+    case NPU_DTYPE_INT8:
+      return -128;
+    case NPU_DTYPE_UINT8:
+      return 0;
+    default:
+      return std::numeric_limits<int32_t>::min();
+  }
+}
+
+int32_t range_max(uint8_t dtype) {
+  switch (dtype) {
+    case NPU_DTYPE_INT8:
+      return 127;
+    case NPU_DTYPE_UINT8:
+      return 255;
+    default:
+      return std::numeric_limits<int32_t>::max();
+  }
+}
+
+void set_strides(npu_vtensor& t, uint32_t addr, const std::array<uint32_t, 4>& shape,
+                 const std::optional<std::array<uint32_t, 4>>& stride) {
+  t = CommandBufferBuilder::contiguous(addr, shape);
+  if (stride) {
+    for (int i = 0; i < 4; ++i) t.stride[i] = (*stride)[i];
+  }
+}
+
+npu_cmd make_dma(uint8_t opcode, uint8_t engine, const DmaArgs& a, bool load) {
+  npu_cmd c = blank(opcode, engine);
+  auto& d = c.dma;
+  d.dram_addr = a.dram;
+  d.sram_addr = a.sram;
+  d.elem_size = a.elem_size;
+  for (int i = 0; i < 3; ++i) {
+    d.size[i] = a.size[i];
+    if (load) {
+      d.pad_before[i] = a.pad_before[i];
+      d.pad_after[i] = a.pad_after[i];
+    }
+  }
+  if (load) d.pad_value = a.pad_value;
+  if (a.dram_stride) {
+    for (int i = 0; i < 3; ++i) d.dram_stride[i] = (*a.dram_stride)[i];
+  } else {
+    d.dram_stride[0] = a.elem_size;
+    d.dram_stride[1] = a.elem_size * a.size[0];
+    d.dram_stride[2] = a.elem_size * a.size[0] * a.size[1];
+  }
+  if (a.sram_stride) {
+    d.sram_stride[0] = (*a.sram_stride)[0];
+    d.sram_stride[1] = (*a.sram_stride)[1];
+  } else {
+    uint32_t px = a.size[0], py = a.size[1];
+    if (load) {
+      px += a.pad_before[0] + a.pad_after[0];
+      py += a.pad_before[1] + a.pad_after[1];
+    }
+    d.sram_stride[0] = a.elem_size * px;
+    d.sram_stride[1] = a.elem_size * px * py;
+  }
+  return c;
+}
+
+}  // namespace
+
+uint32_t CommandBufferBuilder::push(const npu_cmd& cmd) {
+  cmds_.push_back(cmd);
+  return static_cast<uint32_t>(cmds_.size() - 1);
+}
+
+uint32_t CommandBufferBuilder::add(const npu_cmd& cmd) {
+  return push(cmd);
+}
+
+uint32_t CommandBufferBuilder::dma_load(const DmaArgs& a) {
+  return push(make_dma(NPU_OP_DMA_LOAD, NPU_ENGINE_DMA_IN, a, true));
+}
+
+uint32_t CommandBufferBuilder::dma_store(const DmaArgs& a) {
+  return push(make_dma(NPU_OP_DMA_STORE, NPU_ENGINE_DMA_OUT, a, false));
+}
+
+uint32_t CommandBufferBuilder::conv2d(const Conv2dArgs& a) {
+  npu_cmd c = blank(NPU_OP_CONV2D, NPU_ENGINE_MATRIX, a.bias ? NPU_MM_FLAG_BIAS : 0);
+  auto& v = c.conv2d;
+  v.in_addr = a.in_addr;
+  v.w_addr = a.w_addr;
+  v.out_addr = a.out_addr;
+  v.chan_addr = a.chan_addr;
+  v.in_h = a.in_h;
+  v.in_w = a.in_w;
+  v.in_c = a.in_c;
+  v.out_c = a.out_c;
+  v.k_h = a.k_h;
+  v.k_w = a.k_w;
+  v.groups = a.groups;
+  v.stride_h = a.stride_h;
+  v.stride_w = a.stride_w;
+  v.dil_h = a.dil_h;
+  v.dil_w = a.dil_w;
+  v.pad_top = a.pad_top;
+  v.pad_left = a.pad_left;
+  v.pad_bottom = a.pad_bottom;
+  v.pad_right = a.pad_right;
+  v.out_h = a.out_h ? a.out_h
+                    : static_cast<uint16_t>(conv_out_size(a.in_h, a.pad_top, a.pad_bottom, a.k_h,
+                                                          a.dil_h, a.stride_h));
+  v.out_w = a.out_w ? a.out_w
+                    : static_cast<uint16_t>(conv_out_size(a.in_w, a.pad_left, a.pad_right, a.k_w,
+                                                          a.dil_w, a.stride_w));
+  v.in_dtype = a.in_dtype;
+  v.w_dtype = a.w_dtype;
+  v.out_dtype = a.out_dtype;
+  v.in_zp = a.in_zp;
+  v.out_zp = a.out_zp;
+  v.clamp_min = a.clamp_min.value_or(range_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(range_max(a.out_dtype));
+  v.fclamp_min = a.fclamp_min;
+  v.fclamp_max = a.fclamp_max;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::matmul(const MatmulArgs& a) {
+  const uint16_t flags =
+      (a.bias ? NPU_MM_FLAG_BIAS : 0) | (a.transpose_b ? NPU_MM_FLAG_TRANSPOSE_B : 0);
+  npu_cmd c = blank(NPU_OP_MATMUL, NPU_ENGINE_MATRIX, flags);
+  auto& v = c.matmul;
+  v.a_addr = a.a_addr;
+  v.b_addr = a.b_addr;
+  v.out_addr = a.out_addr;
+  v.chan_addr = a.chan_addr;
+  v.m = a.m;
+  v.k = a.k;
+  v.n = a.n;
+  v.batch = a.batch;
+  v.a_batch_stride = a.a_batch_stride.value_or(a.m * a.k);
+  v.b_batch_stride = a.b_batch_stride.value_or(a.k * a.n);
+  v.out_batch_stride = a.out_batch_stride.value_or(a.m * a.n);
+  v.a_dtype = a.a_dtype;
+  v.b_dtype = a.b_dtype;
+  v.out_dtype = a.out_dtype;
+  v.a_zp = a.a_zp;
+  v.out_zp = a.out_zp;
+  v.clamp_min = a.clamp_min.value_or(range_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(range_max(a.out_dtype));
+  v.fclamp_min = a.fclamp_min;
+  v.fclamp_max = a.fclamp_max;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::eltwise(const EltwiseArgs& a) {
+  npu_cmd c = blank(NPU_OP_ELTWISE, NPU_ENGINE_VECTOR);
+  auto& v = c.eltwise;
+  v.op = a.op;
+  v.dtype = a.dtype;
+  for (int i = 0; i < 4; ++i) v.shape[i] = a.shape[i];
+  set_strides(v.a, a.a_addr, a.shape, a.a_stride);
+  set_strides(v.b, a.b_addr, a.shape, a.b_stride);
+  set_strides(v.out, a.out_addr, a.shape, a.out_stride);
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::activation(const ActivationArgs& a) {
+  npu_cmd c = blank(NPU_OP_ACTIVATION, NPU_ENGINE_VECTOR);
+  auto& v = c.activation;
+  v.func = a.func;
+  v.dtype = a.dtype;
+  for (int i = 0; i < 4; ++i) v.shape[i] = a.shape[i];
+  set_strides(v.in, a.in_addr, a.shape, a.in_stride);
+  set_strides(v.out, a.out_addr, a.shape, a.out_stride);
+  v.alpha = a.alpha;
+  v.beta = a.beta;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::pool(const PoolArgs& a) {
+  npu_cmd c = blank(NPU_OP_POOL, NPU_ENGINE_VECTOR, a.count_pad ? NPU_POOL_FLAG_COUNT_PAD : 0);
+  auto& v = c.pool;
+  v.kind = a.kind;
+  v.dtype = a.dtype;
+  v.in_addr = a.in_addr;
+  v.out_addr = a.out_addr;
+  v.in_h = a.in_h;
+  v.in_w = a.in_w;
+  v.channels = a.channels;
+  v.k_h = a.k_h;
+  v.k_w = a.k_w;
+  v.stride_h = a.stride_h;
+  v.stride_w = a.stride_w;
+  v.pad_top = a.pad_top;
+  v.pad_left = a.pad_left;
+  v.pad_bottom = a.pad_bottom;
+  v.pad_right = a.pad_right;
+  v.out_h = a.out_h ? a.out_h
+                    : static_cast<uint16_t>(
+                          conv_out_size(a.in_h, a.pad_top, a.pad_bottom, a.k_h, 1, a.stride_h));
+  v.out_w = a.out_w ? a.out_w
+                    : static_cast<uint16_t>(
+                          conv_out_size(a.in_w, a.pad_left, a.pad_right, a.k_w, 1, a.stride_w));
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::softmax(const SoftmaxArgs& a) {
+  npu_cmd c = blank(NPU_OP_SOFTMAX, NPU_ENGINE_VECTOR, a.log ? NPU_SOFTMAX_FLAG_LOG : 0);
+  c.softmax.in_addr = a.in_addr;
+  c.softmax.out_addr = a.out_addr;
+  c.softmax.rows = a.rows;
+  c.softmax.len = a.len;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::scale_shift(const ScaleShiftArgs& a) {
+  npu_cmd c = blank(NPU_OP_SCALE_SHIFT, NPU_ENGINE_VECTOR);
+  auto& v = c.scale_shift;
+  v.in_addr = a.in_addr;
+  v.out_addr = a.out_addr;
+  v.scale_addr = a.scale_addr;
+  v.shift_addr = a.shift_addr;
+  v.outer = a.outer;
+  v.channels = a.channels;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::quantize(const QuantArgs& a) {
+  npu_cmd c = blank(NPU_OP_QUANTIZE, NPU_ENGINE_VECTOR);
+  auto& v = c.quant;
+  v.in_addr = a.in_addr;
+  v.out_addr = a.out_addr;
+  v.count = a.count;
+  v.channels = a.channels;
+  v.inner = a.inner;
+  v.params_addr = a.params_addr;
+  v.scale = a.scale;
+  v.zp = a.zp;
+  v.in_dtype = NPU_DTYPE_FP32;
+  v.out_dtype = a.dtype;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::dequantize(const QuantArgs& a) {
+  const uint32_t i = quantize(a);
+  auto& v = cmds_[i].quant;
+  cmds_[i].hdr.opcode = NPU_OP_DEQUANTIZE;
+  v.in_dtype = a.dtype;
+  v.out_dtype = NPU_DTYPE_FP32;
+  return i;
+}
+
+uint32_t CommandBufferBuilder::requantize(const RequantArgs& a) {
+  npu_cmd c = blank(NPU_OP_REQUANTIZE, NPU_ENGINE_VECTOR);
+  auto& v = c.requant;
+  v.in_addr = a.in_addr;
+  v.out_addr = a.out_addr;
+  v.count = a.count;
+  v.multiplier = a.multiplier;
+  v.shift = a.shift;
+  v.in_zp = a.in_zp;
+  v.out_zp = a.out_zp;
+  v.clamp_min = a.clamp_min.value_or(range_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(range_max(a.out_dtype));
+  v.in_dtype = a.in_dtype;
+  v.out_dtype = a.out_dtype;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::transpose(const TransposeArgs& a) {
+  npu_cmd c = blank(NPU_OP_TRANSPOSE, NPU_ENGINE_VECTOR);
+  auto& v = c.transpose;
+  v.in_addr = a.in_addr;
+  v.out_addr = a.out_addr;
+  for (int i = 0; i < 4; ++i) {
+    v.in_shape[i] = a.in_shape[i];
+    v.perm[i] = a.perm[i];
+  }
+  v.elem_size = a.elem_size;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::reduce(const ReduceArgs& a) {
+  npu_cmd c = blank(NPU_OP_REDUCE, NPU_ENGINE_VECTOR);
+  auto& v = c.reduce;
+  v.kind = a.kind;
+  v.in_addr = a.in_addr;
+  v.out_addr = a.out_addr;
+  v.outer = a.outer;
+  v.len = a.len;
+  v.inner = a.inner;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::sem_signal(uint8_t engine, uint32_t sem, uint32_t count) {
+  npu_cmd c = blank(NPU_OP_SEM_SIGNAL, engine);
+  c.sem.sem = sem;
+  c.sem.count = count;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::sem_wait(uint8_t engine, uint32_t sem, uint32_t count) {
+  npu_cmd c = blank(NPU_OP_SEM_WAIT, engine);
+  c.sem.sem = sem;
+  c.sem.count = count;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::marker(uint8_t engine, uint32_t id) {
+  npu_cmd c = blank(NPU_OP_MARKER, engine);
+  c.marker.id = id;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::nop(uint8_t engine) {
+  return push(blank(NPU_OP_NOP, engine));
+}
+
+uint32_t CommandBufferBuilder::fence(bool irq, uint32_t value) {
+  npu_cmd c = blank(NPU_OP_FENCE, NPU_ENGINE_CP, irq ? NPU_FENCE_FLAG_IRQ : 0);
+  c.fence.value = value;
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::end() {
+  return push(blank(NPU_OP_END, NPU_ENGINE_CP));
+}
+
+std::vector<std::byte> CommandBufferBuilder::finish(uint64_t required_features) {
+  if (cmds_.empty() || cmds_.back().hdr.opcode != NPU_OP_END) end();
+  for (const npu_cmd& c : cmds_) required_features |= command_features(c);
+  return serialize(cmds_, required_features);
+}
+
+std::vector<std::byte> CommandBufferBuilder::serialize(std::span<const npu_cmd> cmds,
+                                                       uint64_t required_features) {
+  npu_cmdbuf_header h;
+  std::memset(&h, 0, sizeof h);
+  h.magic = NPU_ISA_MAGIC;
+  h.version_major = NPU_ISA_VERSION_MAJOR;
+  h.version_minor = NPU_ISA_VERSION_MINOR;
+  h.size = static_cast<uint32_t>(sizeof h + cmds.size() * NPU_CMD_SIZE);
+  h.num_cmds = static_cast<uint32_t>(cmds.size());
+  h.required_features = required_features;
+  std::vector<std::byte> out(sizeof h + cmds.size() * NPU_CMD_SIZE);
+  std::memcpy(out.data(), &h, sizeof h);
+  if (!cmds.empty()) std::memcpy(out.data() + sizeof h, cmds.data(), cmds.size() * NPU_CMD_SIZE);
+  return out;
+}
+
+npu_vtensor CommandBufferBuilder::contiguous(uint32_t addr, std::array<uint32_t, 4> shape) {
+  npu_vtensor t{};
+  t.addr = addr;
+  t.stride[3] = 1;
+  t.stride[2] = shape[3];
+  t.stride[1] = shape[3] * shape[2];
+  t.stride[0] = shape[3] * shape[2] * shape[1];
+  return t;
+}
+
+uint32_t CommandBufferBuilder::conv_out_size(uint32_t in, uint32_t pad0, uint32_t pad1, uint32_t k,
+                                             uint32_t dil, uint32_t stride) {
+  const uint64_t padded = uint64_t{in} + pad0 + pad1;
+  if (k == 0 || dil == 0 || stride == 0) return 0;
+  const uint64_t extent = uint64_t{dil} * (k - 1) + 1;
+  if (extent > padded) return 0;
+  return static_cast<uint32_t>((padded - extent) / stride + 1);
+}
+
+}  // namespace npu::isa

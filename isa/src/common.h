@@ -1,0 +1,80 @@
+// Private helpers of libnpuisa: dtype sizes, opcode classes and checked arithmetic shared by
+// the regions, validator, timing model and builder.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "npu_isa.h"
+
+namespace npu::isa::detail {
+
+/// Bytes of one element of an NPU_DTYPE_* (0 for an unknown dtype).
+constexpr uint32_t dtype_size(uint8_t dtype) {
+  switch (dtype) {
+    case NPU_DTYPE_INT8:
+    case NPU_DTYPE_UINT8:
+      return 1;
+    case NPU_DTYPE_INT32:
+    case NPU_DTYPE_FP32:
+      return 4;
+    default:
+      return 0;
+  }
+}
+
+inline const char* dtype_name(uint8_t dtype) {
+  switch (dtype) {
+    case NPU_DTYPE_INT8:
+      return "int8";
+    case NPU_DTYPE_UINT8:
+      return "uint8";
+    case NPU_DTYPE_INT32:
+      return "int32";
+    case NPU_DTYPE_FP32:
+      return "fp32";
+    default:
+      return "unknown";
+  }
+}
+
+/// Activation functions and eltwise ops that need NPU_FEATURE_TRANSCENDENTAL.
+constexpr bool act_needs_transcendental(uint8_t func) {
+  switch (func) {
+    case NPU_ACT_SIGMOID:
+    case NPU_ACT_TANH:
+    case NPU_ACT_GELU:
+    case NPU_ACT_EXP:
+    case NPU_ACT_LOG:
+    case NPU_ACT_ERF:
+    case NPU_ACT_SOFTPLUS:
+    case NPU_ACT_ELU:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Overflow-checked u64 arithmetic: returns false on overflow.
+inline bool mul(uint64_t a, uint64_t b, uint64_t& out) {
+  return !__builtin_mul_overflow(a, b, &out);
+}
+inline bool add(uint64_t a, uint64_t b, uint64_t& out) {
+  return !__builtin_add_overflow(a, b, &out);
+}
+
+/// Saturating u64 arithmetic for the timing model (validated commands never saturate in
+/// practice; saturation keeps absurd inputs well-defined).
+inline uint64_t sat_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline uint64_t sat_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+inline uint64_t ceil_div(uint64_t a, uint64_t b) {
+  return b == 0 ? 0 : a / b + (a % b != 0);
+}
+
+}  // namespace npu::isa::detail
