@@ -1,0 +1,58 @@
+// run_matrix / run_vector: the opcode switch, hoisted out of every loop; the work is in
+// matrix_*.cpp and vector_*.cpp.
+#include "npu/emu/kernels.h"
+#include "ops.h"
+
+namespace npu::emu {
+
+void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram) {
+  switch (cmd.hdr.opcode) {
+    case NPU_OP_CONV2D:
+      kern::conv2d(cmd.conv2d, sram);
+      break;
+    case NPU_OP_MATMUL:
+      kern::matmul(cmd.matmul, sram);
+      break;
+    default:
+      break;  // not a matrix command: the validator never lets one through
+  }
+}
+
+void run_vector(const npu_cmd& cmd, std::span<std::byte> sram) {
+  switch (cmd.hdr.opcode) {
+    case NPU_OP_ELTWISE:
+      kern::eltwise(cmd.eltwise, sram);
+      break;
+    case NPU_OP_ACTIVATION:
+      kern::activation(cmd.activation, sram);
+      break;
+    case NPU_OP_POOL:
+      kern::pool(cmd.pool, sram);
+      break;
+    case NPU_OP_SOFTMAX:
+      kern::softmax(cmd.softmax, sram);
+      break;
+    case NPU_OP_SCALE_SHIFT:
+      kern::scale_shift(cmd.scale_shift, sram);
+      break;
+    case NPU_OP_QUANTIZE:
+      kern::quantize(cmd.quant, sram);
+      break;
+    case NPU_OP_DEQUANTIZE:
+      kern::dequantize(cmd.quant, sram);
+      break;
+    case NPU_OP_REQUANTIZE:
+      kern::requantize(cmd.requant, sram);
+      break;
+    case NPU_OP_TRANSPOSE:
+      kern::transpose(cmd.transpose, sram);
+      break;
+    case NPU_OP_REDUCE:
+      kern::reduce(cmd.reduce, sram);
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace npu::emu

@@ -1,0 +1,181 @@
+// Private GEMM engines of the matrix kernels: C[m][n] = sum_k A[m][k] * B[n][k] with both
+// operands K-contiguous (im2col rows x OHWI weight rows). B is packed once into panels of
+// `nr` columns; A is produced block by block (MB rows) by a caller-supplied fill function
+// (im2col, or a row copy), and each finished block of C goes to a caller-supplied epilogue.
+// The inner tile kernels are chosen once at run time by CPU features (AVX-512 / AVX2 /
+// portable); see gemm_f32.cpp and gemm_q8.cpp.
+//
+// Quantized GEMM works in a fixed domain: A as uint8 (int8 inputs are offset by +128), B as
+// int8 (uint8 weights are offset by -128), zero points moved along, so that the exact
+// result sum((a - a_zp) * (b - b_zp[n])) = S - b_zp*rowsum - a_zp*colsum + K*a_zp*b_zp is
+// assembled in int64 from exact int32 partial dot products S (K is split in chunks small
+// enough that no int32 partial can overflow).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <vector>
+
+namespace npu::emu::kern {
+
+enum class Isa : uint8_t { Auto, Portable, Avx2, Avx512 };
+
+/// Forces the tile kernels to `isa` (Auto: best the CPU supports; a level the CPU lacks falls
+/// back to the best it has). For tests and benchmarks; also read once from NPU_EMU_ISA
+/// ("portable", "avx2", "avx512").
+void set_kernel_isa(Isa isa);
+/// The ISA the tile kernels use now.
+Isa selected_isa();
+
+// ------------------------------------------------------------------------------------ fp32
+
+struct F32Kernel {
+  size_t mr, nr;
+  /// C[rows][nr] (row stride ldc) = (accumulate ? C : 0) + A[rows][0..kc) (row stride lda)
+  /// x panel[kc][nr]. rows is a multiple of mr.
+  void (*block)(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
+                size_t ldc, bool accumulate);
+};
+const F32Kernel& f32_kernel();
+
+/// B rows (n x k floats, row stride ldb) packed into zero-padded panels [n/nr][k][nr].
+class PackedF32 {
+ public:
+  PackedF32(const float* b, size_t ldb, size_t n, size_t k);
+  size_t n() const { return n_; }
+  size_t k() const { return k_; }
+  size_t panels() const { return panels_; }
+  const float* panel(size_t p) const { return data_.data() + p * k_ * kern_->nr; }
+  const F32Kernel& kernel() const { return *kern_; }
+
+ private:
+  const F32Kernel* kern_;
+  size_t n_, k_, panels_;
+  std::vector<float> data_;
+};
+
+inline constexpr size_t kGemmMB = 96;   // rows of A per block (multiple of every mr)
+inline constexpr size_t kGemmKC = 384;  // K chunk kept hot in cache (fp32)
+
+/// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A;
+/// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
+template <class Fill, class Epi>
+void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi) {
+  const F32Kernel& kr = b.kernel();
+  const size_t k = b.k();
+  const size_t ldc = b.panels() * kr.nr;
+  const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
+  std::vector<float> a(mb * k);
+  std::vector<float> c(mb * ldc);
+  for (size_t m0 = 0; m0 < m; m0 += mb) {
+    const size_t rows = std::min(mb, m - m0);
+    const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+    fill(m0, rows, a.data(), k);
+    if (rows_pad > rows) std::fill(a.begin() + rows * k, a.begin() + rows_pad * k, 0.0f);
+    if (k == 0) std::fill(c.begin(), c.end(), 0.0f);
+    for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
+      const size_t kc = std::min(kGemmKC, k - k0);
+      for (size_t p = 0; p < b.panels(); ++p)
+        kr.block(a.data() + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.data() + p * kr.nr, ldc,
+                 k0 != 0);
+    }
+    epi(m0, rows, static_cast<const float*>(c.data()), ldc);
+  }
+}
+
+// ----------------------------------------------------------------------------------- int8
+
+struct Q8Kernel {
+  size_t mr, nr, kalign;
+  size_t panel_bytes_per_k;  // bytes of one k step of a panel
+  /// Packs B rows [0, nvalid) (k int8 values each, row stride ldb) into one panel of kp steps.
+  void (*pack)(const int8_t* b, size_t ldb, size_t nvalid, size_t k, size_t kp, std::byte* panel);
+  /// C[rows][nr] (ldc) = A[rows][k0..k0+kc) (uint8, lda) x panel steps [k0, k0+kc), exact
+  /// int32 (callers keep kc <= kQ8MaxKC). rows is a multiple of mr, k0 and kc of kalign.
+  void (*block)(const uint8_t* a, size_t lda, size_t rows, const std::byte* panel, size_t k0,
+                size_t kc, int32_t* c, size_t ldc);
+};
+const Q8Kernel& q8_kernel();
+
+/// |a*b| <= 255*128 per product: 2^16 products stay inside int32.
+inline constexpr size_t kQ8MaxKC = size_t{1} << 16;
+
+/// B rows in the int8 domain (n x k, row stride ldb) with their zero points (int8 domain),
+/// packed; column sums precomputed.
+class PackedQ8 {
+ public:
+  PackedQ8(const int8_t* b, size_t ldb, size_t n, size_t k, std::span<const int32_t> zp);
+  size_t n() const { return n_; }
+  size_t k() const { return k_; }
+  size_t kp() const { return kp_; }
+  size_t panels() const { return panels_; }
+  const std::byte* panel(size_t p) const {
+    return data_.data() + p * kp_ * kern_->panel_bytes_per_k;
+  }
+  const Q8Kernel& kernel() const { return *kern_; }
+  int64_t colsum(size_t j) const { return colsum_[j]; }
+  int64_t zp(size_t j) const { return zp_[j]; }
+
+ private:
+  const Q8Kernel* kern_;
+  size_t n_, k_, kp_, panels_;
+  std::vector<std::byte> data_;
+  std::vector<int64_t> colsum_, zp_;
+};
+
+/// fill(m0, rows, uint8_t* dst, size_t lda) writes rows x k values of A (uint8 domain);
+/// epi(m0, rows, const int64_t* acc, size_t ldacc) consumes the exact
+/// sum((a - a_zp) * (b - b_zp[n])) of rows x n outputs. Needs |a_zp| <= 2^8, |b_zp| <= 2^24,
+/// k <= 2^28 (then every int64 term is below 2^61).
+template <class Fill, class Epi>
+void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi) {
+  const Q8Kernel& kr = b.kernel();
+  const size_t k = b.k(), kp = b.kp(), n = b.n();
+  const size_t ldc = b.panels() * kr.nr;
+  const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
+  std::vector<uint8_t> a(mb * kp);
+  std::vector<int32_t> c(mb * ldc);
+  std::vector<int64_t> acc(mb * n);
+  std::vector<int64_t> rowsum(mb);
+  const int64_t azp = a_zp;
+  const int64_t kk = static_cast<int64_t>(k);
+  for (size_t m0 = 0; m0 < m; m0 += mb) {
+    const size_t rows = std::min(mb, m - m0);
+    const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+    fill(m0, rows, a.data(), kp);
+    for (size_t r = 0; r < rows; ++r) {
+      uint8_t* row = a.data() + r * kp;
+      std::fill(row + k, row + kp, uint8_t{0});
+      int64_t s = 0;
+      for (size_t i = 0; i < k; ++i) s += row[i];
+      rowsum[r] = s;
+    }
+    if (rows_pad > rows) std::fill(a.begin() + rows * kp, a.begin() + rows_pad * kp, uint8_t{0});
+    std::fill(acc.begin(), acc.begin() + rows * n, int64_t{0});
+    for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
+      const size_t kc = std::min(kQ8MaxKC, kp - k0);
+      for (size_t p = 0; p < b.panels(); ++p)
+        kr.block(a.data(), kp, rows_pad, b.panel(p), k0, kc, c.data() + p * kr.nr, ldc);
+      for (size_t r = 0; r < rows; ++r) {
+        const int32_t* cr = c.data() + r * ldc;
+        int64_t* ar = acc.data() + r * n;
+        for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
+      }
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      int64_t* ar = acc.data() + r * n;
+      const int64_t rs = rowsum[r];
+      for (size_t j = 0; j < n; ++j) {
+        const int64_t bz = b.zp(j);
+        ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
+      }
+    }
+    epi(m0, rows, static_cast<const int64_t*>(acc.data()), n);
+  }
+}
+
+}  // namespace npu::emu::kern

@@ -1,0 +1,111 @@
+// fp32 GEMM tile kernels: broadcast-A x panel-B register tiles written with GCC vector
+// extensions, instantiated per ISA (AVX-512: 8x32, AVX2+FMA: 6x16, baseline SSE2: 4x8).
+// This file is compiled with -ffp-contract=fast so that c += a * b becomes an FMA.
+#include <cstring>
+
+#include "gemm.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NPU_KERN_X86 1
+#endif
+
+namespace npu::emu::kern {
+namespace {
+
+typedef float V4 __attribute__((vector_size(16)));   // NOLINT
+typedef float V8 __attribute__((vector_size(32)));   // NOLINT
+typedef float V16 __attribute__((vector_size(64)));  // NOLINT
+
+template <class V, size_t MR, size_t NV>
+[[gnu::always_inline]] inline void block_impl(const float* a, size_t lda, size_t rows,
+                                              const float* panel, size_t kc, float* c, size_t ldc,
+                                              bool accumulate) {
+  constexpr size_t L = sizeof(V) / sizeof(float);
+  constexpr size_t NR = L * NV;
+  for (size_t r0 = 0; r0 < rows; r0 += MR) {
+    V acc[MR][NV];
+#pragma GCC unroll 8
+    for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v) {
+        if (accumulate)
+          std::memcpy(&acc[i][v], c + (r0 + i) * ldc + v * L, sizeof(V));
+        else
+          acc[i][v] = V{};
+      }
+    const float* ar = a + r0 * lda;
+    for (size_t k = 0; k < kc; ++k) {
+      V b[NV];
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v) std::memcpy(&b[v], panel + k * NR + v * L, sizeof(V));
+#pragma GCC unroll 8
+      for (size_t i = 0; i < MR; ++i) {
+        const float x = ar[i * lda + k];
+#pragma GCC unroll 2
+        for (size_t v = 0; v < NV; ++v) acc[i][v] += b[v] * x;
+      }
+    }
+#pragma GCC unroll 8
+    for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v)
+        std::memcpy(c + (r0 + i) * ldc + v * L, &acc[i][v], sizeof(V));
+  }
+}
+
+void block_sse(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
+               size_t ldc, bool accumulate) {
+  block_impl<V4, 4, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
+}
+constexpr F32Kernel kSse{4, 8, block_sse};
+
+#ifdef NPU_KERN_X86
+[[gnu::target("avx2,fma")]] void block_avx2(const float* a, size_t lda, size_t rows,
+                                            const float* panel, size_t kc, float* c, size_t ldc,
+                                            bool accumulate) {
+  block_impl<V8, 6, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
+}
+constexpr F32Kernel kAvx2{6, 16, block_avx2};
+
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void block_avx512(const float* a, size_t lda,
+                                                               size_t rows, const float* panel,
+                                                               size_t kc, float* c, size_t ldc,
+                                                               bool accumulate) {
+  block_impl<V16, 8, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
+}
+constexpr F32Kernel kAvx512{8, 32, block_avx512};
+#endif
+
+}  // namespace
+
+const F32Kernel& f32_kernel() {
+  switch (selected_isa()) {
+#ifdef NPU_KERN_X86
+    case Isa::Avx512:
+      return kAvx512;
+    case Isa::Avx2:
+      return kAvx2;
+#endif
+    default:
+      return kSse;
+  }
+}
+
+PackedF32::PackedF32(const float* b, size_t ldb, size_t n, size_t k)
+    : kern_(&f32_kernel()),
+      n_(n),
+      k_(k),
+      panels_((n + kern_->nr - 1) / kern_->nr),
+      data_(panels_ * k * kern_->nr, 0.0f) {
+  const size_t nr = kern_->nr;
+  for (size_t p = 0; p < panels_; ++p) {
+    float* out = data_.data() + p * k * nr;
+    const size_t nvalid = std::min(nr, n - p * nr);
+    for (size_t j = 0; j < nvalid; ++j) {
+      const float* row = b + (p * nr + j) * ldb;
+      for (size_t kk = 0; kk < k; ++kk) out[kk * nr + j] = row[kk];
+    }
+  }
+}
+
+}  // namespace npu::emu::kern

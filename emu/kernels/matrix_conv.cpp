@@ -1,0 +1,303 @@
+// CONV2D on an HWC tile with OHWI weights. Three algorithms, all exact for integers:
+//  - depthwise (groups == in_c == out_c): direct loop over taps, vectorized across channels;
+//  - otherwise im2col per block of output pixels + packed GEMM (gemm.h), per group; 1x1
+//    stride-1 convolutions are a plain GEMM over the input rows;
+//  - integer parameters outside the GEMM's exactness bounds (zero points far outside the
+//    dtype range, huge K): a direct loop in wrapping 64-bit arithmetic.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "gemm.h"
+#include "matrix_common.h"
+#include "ops.h"
+
+namespace npu::emu::kern {
+namespace {
+
+struct Geo {
+  int64_t ih, iw, ic, oh, ow, oc, kh, kw, groups, cin_g, cout_g, sh, sw, dh, dw, pt, pl;
+  size_t k() const { return static_cast<size_t>(kh * kw * cin_g); }
+  size_t m() const { return static_cast<size_t>(oh * ow); }
+  bool depthwise() const { return groups == ic && groups == oc; }
+  bool pointwise() const {
+    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == ih && ow == iw;
+  }
+};
+
+Geo geometry(const npu_cmd_conv2d& c) {
+  Geo g{};
+  g.ih = c.in_h, g.iw = c.in_w, g.ic = c.in_c;
+  g.oh = c.out_h, g.ow = c.out_w, g.oc = c.out_c;
+  g.kh = c.k_h, g.kw = c.k_w;
+  g.groups = std::max<int64_t>(1, c.groups);
+  g.cin_g = g.ic / g.groups, g.cout_g = g.oc / g.groups;
+  g.sh = std::max<int64_t>(1, c.stride_h), g.sw = std::max<int64_t>(1, c.stride_w);
+  g.dh = std::max<int64_t>(1, c.dil_h), g.dw = std::max<int64_t>(1, c.dil_w);
+  g.pt = c.pad_top, g.pl = c.pad_left;
+  return g;
+}
+
+/// im2col of output pixels [m0, m0 + rows) for group `grp`: row r gets K = kh*kw*cin_g
+/// values in (ky, kx, ci) order (the OHWI weight row order). copy(dst, src, n) moves n
+/// in-bounds elements; pad(dst, n) fills n padded ones.
+template <class T, class Src, class Copy, class Pad>
+void im2col(const Geo& g, int64_t grp, const Src* in, size_t m0, size_t rows, T* dst, size_t lda,
+            Copy&& copy, Pad&& pad) {
+  const int64_t cg = g.cin_g;
+  for (size_t r = 0; r < rows; ++r) {
+    const int64_t m = static_cast<int64_t>(m0 + r);
+    const int64_t oy = m / g.ow, ox = m % g.ow;
+    T* d = dst + r * lda;
+    for (int64_t ky = 0; ky < g.kh; ++ky) {
+      const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+      if (iy < 0 || iy >= g.ih) {
+        pad(d, static_cast<size_t>(g.kw * cg));
+        d += g.kw * cg;
+        continue;
+      }
+      for (int64_t kx = 0; kx < g.kw; ++kx, d += cg) {
+        const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+        if (ix < 0 || ix >= g.iw)
+          pad(d, static_cast<size_t>(cg));
+        else
+          copy(d, in + ((iy * g.iw + ix) * g.ic + grp * cg), static_cast<size_t>(cg));
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------ fp32
+
+void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
+  const std::byte* in = sram.data() + c.in_addr;
+  std::byte* out = sram.data() + c.out_addr;
+  const size_t k = g.k();
+  const std::vector<float> w = read_array<float>(sram, c.w_addr, static_cast<size_t>(g.oc) * k);
+  std::vector<float> bias;
+  if ((c.hdr.flags & NPU_MM_FLAG_BIAS) != 0)
+    bias = read_array<float>(sram, c.chan_addr, static_cast<size_t>(g.oc));
+  const float lo = c.fclamp_min, hi = c.fclamp_max;
+
+  if (g.depthwise() && g.cin_g == 1) {
+    // wt[tap][c] so that the channel loop is unit-stride.
+    const size_t taps = static_cast<size_t>(g.kh * g.kw), ch = static_cast<size_t>(g.oc);
+    std::vector<float> wt(taps * ch), acc(ch);
+    for (size_t ci = 0; ci < ch; ++ci)
+      for (size_t t = 0; t < taps; ++t) wt[t * ch + ci] = w[ci * taps + t];
+    for (int64_t oy = 0; oy < g.oh; ++oy)
+      for (int64_t ox = 0; ox < g.ow; ++ox) {
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          if (iy < 0 || iy >= g.ih) continue;
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+            if (ix < 0 || ix >= g.iw) continue;
+            const std::byte* x = in + (iy * g.iw + ix) * g.ic * 4;
+            const float* wk = wt.data() + static_cast<size_t>(ky * g.kw + kx) * ch;
+            for (size_t ci = 0; ci < ch; ++ci) acc[ci] += ldi<float>(x, ci) * wk[ci];
+          }
+        }
+        store_f32_row(out + (oy * g.ow + ox) * g.oc * 4, acc.data(),
+                      bias.empty() ? nullptr : bias.data(), lo, hi, ch);
+      }
+    return;
+  }
+
+  const bool direct_rows = g.pointwise() && g.groups == 1;
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const PackedF32 packed(w.data() + static_cast<size_t>(grp * g.cout_g) * k, k,
+                           static_cast<size_t>(g.cout_g), k);
+    const float* gbias = bias.empty() ? nullptr : bias.data() + grp * g.cout_g;
+    auto fill = [&](size_t m0, size_t rows, float* dst, size_t lda) {
+      if (direct_rows) {  // lda == k == in_c: the input rows are the GEMM rows
+        std::memcpy(dst, in + m0 * k * 4, rows * k * 4);
+        return;
+      }
+      const int64_t cg = g.cin_g;
+      for (size_t r = 0; r < rows; ++r) {
+        const int64_t m = static_cast<int64_t>(m0 + r);
+        const int64_t oy = m / g.ow, ox = m % g.ow;
+        float* d = dst + r * lda;
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          for (int64_t kx = 0; kx < g.kw; ++kx, d += cg) {
+            const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+            if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw)
+              std::fill(d, d + cg, 0.0f);
+            else
+              std::memcpy(d, in + ((iy * g.iw + ix) * g.ic + grp * cg) * 4,
+                          static_cast<size_t>(cg) * 4);
+          }
+        }
+      }
+    };
+    gemm_f32(packed, g.m(), fill, [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+      for (size_t r = 0; r < rows; ++r)
+        store_f32_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * 4, acc + r * ldc, gbias, lo, hi,
+                      static_cast<size_t>(g.cout_g));
+    });
+  }
+}
+
+// --------------------------------------------------------------------------------- integer
+
+/// Direct loop in wrapping 64-bit arithmetic: any zero points, any K.
+void conv_q_direct(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g,
+                   const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
+  const std::byte* in = sram.data() + c.in_addr;
+  const std::byte* w = sram.data() + c.w_addr;
+  std::byte* out = sram.data() + c.out_addr;
+  const size_t k = g.k();
+  std::vector<int64_t> acc(static_cast<size_t>(g.oc));
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      for (int64_t o = 0; o < g.oc; ++o) {
+        const int64_t grp = o / g.cout_g;
+        const int64_t wzp = q[static_cast<size_t>(o)].w_zp;
+        uint64_t s = 0;
+        for (int64_t ky = 0; ky < g.kh; ++ky)
+          for (int64_t kx = 0; kx < g.kw; ++kx) {
+            const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+            const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+            if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) continue;
+            const size_t xi = static_cast<size_t>((iy * g.iw + ix) * g.ic + grp * g.cin_g);
+            const size_t wi =
+                static_cast<size_t>(o) * k + static_cast<size_t>((ky * g.kw + kx) * g.cin_g);
+            for (int64_t ci = 0; ci < g.cin_g; ++ci) {
+              const int64_t xv =
+                  ld_int(in, xi + static_cast<size_t>(ci), c.in_dtype) - int64_t{c.in_zp};
+              const int64_t wv = ld_int(w, wi + static_cast<size_t>(ci), c.w_dtype) - wzp;
+              s += static_cast<uint64_t>(xv) * static_cast<uint64_t>(wv);
+            }
+          }
+        acc[static_cast<size_t>(o)] = static_cast<int64_t>(s);
+      }
+      qo.store_row(out + static_cast<size_t>((oy * g.ow + ox) * g.oc) *
+                             (qo.dtype == NPU_DTYPE_INT32 ? 4 : 1),
+                   acc.data(), q.data(), static_cast<size_t>(g.oc));
+    }
+}
+
+/// Depthwise, channel multiplier 1, zero points inside their dtypes: |x - zp|, |w - zp| <=
+/// 255, so taps * 255^2 < 2^31 keeps an int32 accumulator exact.
+bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g,
+                      const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
+  const size_t taps = static_cast<size_t>(g.kh * g.kw), ch = static_cast<size_t>(g.oc);
+  if (!g.depthwise() || g.cin_g != 1 || taps > 33000) return false;
+  const int32_t in_zp = c.in_zp;
+  if (in_zp < ref::dtype_min(c.in_dtype) || in_zp > ref::dtype_max(c.in_dtype)) return false;
+  for (const auto& p : q)
+    if (p.w_zp < ref::dtype_min(c.w_dtype) || p.w_zp > ref::dtype_max(c.w_dtype)) return false;
+
+  const std::byte* in = sram.data() + c.in_addr;
+  const std::byte* w = sram.data() + c.w_addr;
+  std::byte* out = sram.data() + c.out_addr;
+  std::vector<int16_t> wt(taps * ch);
+  for (size_t ci = 0; ci < ch; ++ci)
+    for (size_t t = 0; t < taps; ++t)
+      wt[t * ch + ci] = static_cast<int16_t>(ld_int(w, ci * taps + t, c.w_dtype) - q[ci].w_zp);
+  std::vector<int32_t> acc(ch);
+  std::vector<int64_t> acc64(ch);
+  const size_t out_esize = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  const bool in_signed = c.in_dtype == NPU_DTYPE_INT8;
+  for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t ox = 0; ox < g.ow; ++ox) {
+      std::fill(acc.begin(), acc.end(), 0);
+      for (int64_t ky = 0; ky < g.kh; ++ky) {
+        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+        if (iy < 0 || iy >= g.ih) continue;
+        for (int64_t kx = 0; kx < g.kw; ++kx) {
+          const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
+          if (ix < 0 || ix >= g.iw) continue;
+          const int16_t* wk = wt.data() + static_cast<size_t>(ky * g.kw + kx) * ch;
+          if (in_signed) {
+            const auto* x = reinterpret_cast<const int8_t*>(in + (iy * g.iw + ix) * g.ic);
+            for (size_t ci = 0; ci < ch; ++ci)
+              acc[ci] += static_cast<int32_t>(static_cast<int16_t>(x[ci] - in_zp) * wk[ci]);
+          } else {
+            const auto* x = reinterpret_cast<const uint8_t*>(in + (iy * g.iw + ix) * g.ic);
+            for (size_t ci = 0; ci < ch; ++ci)
+              acc[ci] += static_cast<int32_t>(x[ci] - in_zp) * wk[ci];
+          }
+        }
+      }
+      for (size_t ci = 0; ci < ch; ++ci) acc64[ci] = acc[ci];
+      qo.store_row(out + static_cast<size_t>(oy * g.ow + ox) * ch * out_esize, acc64.data(),
+                   q.data(), ch);
+    }
+  return true;
+}
+
+void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
+  const std::vector<npu_chan_qparams> q =
+      read_qparams(sram, c.chan_addr, static_cast<size_t>(g.oc));
+  const QOutput qo(c.out_dtype, c.out_zp, c.clamp_min, c.clamp_max);
+  if (conv_q_depthwise(c, sram, g, q, qo)) return;
+
+  const size_t k = g.k();
+  const int64_t azp = int64_t{c.in_zp} + a_shift(c.in_dtype);
+  std::vector<int32_t> bzp(q.size());
+  for (size_t o = 0; o < q.size(); ++o)
+    bzp[o] = static_cast<int32_t>(
+        std::clamp<int64_t>(int64_t{q[o].w_zp} + b_shift(c.w_dtype), INT32_MIN, INT32_MAX));
+  bool ok = q8_gemm_ok(azp, bzp, k);
+  for (const auto& p : q) ok = ok && p.w_zp == bzp[&p - q.data()] - b_shift(c.w_dtype);
+  if (!ok) return conv_q_direct(c, sram, g, q, qo);
+
+  // Weights into the int8 domain.
+  const size_t wn = static_cast<size_t>(g.oc) * k;
+  std::vector<int8_t> w(wn);
+  const auto* wsrc = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
+  const uint8_t wflip = c.w_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
+  for (size_t i = 0; i < wn; ++i) w[i] = static_cast<int8_t>(wsrc[i] ^ wflip);
+
+  const auto* in = reinterpret_cast<const uint8_t*>(sram.data() + c.in_addr);
+  const uint8_t aflip = c.in_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
+  const uint8_t apad = static_cast<uint8_t>(azp);  // (x - zp) == 0 at padded positions
+  std::byte* out = sram.data() + c.out_addr;
+  const size_t out_esize = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  const bool direct_rows = g.pointwise() && g.groups == 1;
+
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const size_t n0 = static_cast<size_t>(grp * g.cout_g);
+    const PackedQ8 packed(w.data() + n0 * k, k, static_cast<size_t>(g.cout_g), k,
+                          std::span<const int32_t>(bzp).subspan(n0, static_cast<size_t>(g.cout_g)));
+    auto fill = [&](size_t m0, size_t rows, uint8_t* dst, size_t lda) {
+      if (direct_rows) {
+        for (size_t r = 0; r < rows; ++r) {
+          const uint8_t* s = in + (m0 + r) * k;
+          uint8_t* d = dst + r * lda;
+          for (size_t i = 0; i < k; ++i) d[i] = s[i] ^ aflip;
+        }
+        return;
+      }
+      im2col(
+          g, grp, in, m0, rows, dst, lda,
+          [aflip](uint8_t* d, const uint8_t* s, size_t n) {
+            for (size_t i = 0; i < n; ++i) d[i] = s[i] ^ aflip;
+          },
+          [apad](uint8_t* d, size_t n) { std::memset(d, apad, n); });
+    };
+    gemm_q8(packed, g.m(), static_cast<int32_t>(azp), fill,
+            [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
+              for (size_t r = 0; r < rows; ++r)
+                qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
+                             acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
+            });
+  }
+}
+
+}  // namespace
+
+void conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram) {
+  const Geo g = geometry(c);
+  if (g.m() == 0 || g.oc == 0) return;
+  if (c.in_dtype == NPU_DTYPE_FP32)
+    conv_f32(c, sram, g);
+  else
+    conv_q(c, sram, g);
+}
+
+}  // namespace npu::emu::kern

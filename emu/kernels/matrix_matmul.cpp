@@ -1,0 +1,136 @@
+// Batched MATMUL: out[b] = A[b] x B[b] (B optionally stored transposed), through the packed
+// GEMMs of gemm.h. A broadcast B (batch stride 0) is packed once for all batches.
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "gemm.h"
+#include "matrix_common.h"
+#include "ops.h"
+
+namespace npu::emu::kern {
+namespace {
+
+/// B of batch b as rows [n][k] of T (converted by `conv`), whatever its stored layout.
+template <class T, class Conv>
+std::vector<T> b_rows(const npu_cmd_matmul& c, const std::byte* b, size_t esize, Conv&& conv) {
+  const size_t k = c.k, n = c.n;
+  std::vector<T> rows(n * k);
+  if ((c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
+    for (size_t i = 0; i < n * k; ++i) rows[i] = conv(b + i * esize);
+  } else {
+    for (size_t kk = 0; kk < k; ++kk)
+      for (size_t j = 0; j < n; ++j) rows[j * k + kk] = conv(b + (kk * n + j) * esize);
+  }
+  return rows;
+}
+
+void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
+  const size_t m = c.m, k = c.k, n = c.n;
+  std::vector<float> bias;
+  if ((c.hdr.flags & NPU_MM_FLAG_BIAS) != 0) bias = read_array<float>(sram, c.chan_addr, n);
+  const float* bp = bias.empty() ? nullptr : bias.data();
+  std::optional<PackedF32> packed;
+  for (size_t bt = 0; bt < c.batch; ++bt) {
+    const std::byte* a = sram.data() + c.a_addr + bt * size_t{c.a_batch_stride} * 4;
+    const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride} * 4;
+    std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * 4;
+    if (!packed || c.b_batch_stride != 0) {
+      const std::vector<float> rows =
+          b_rows<float>(c, b, 4, [](const std::byte* p) { return ld<float>(p); });
+      packed.emplace(rows.data(), k, n, k);
+    }
+    gemm_f32(
+        *packed, m,
+        [&](size_t m0, size_t r, float* dst, size_t) {
+          std::memcpy(dst, a + m0 * k * 4, r * k * 4);
+        },
+        [&](size_t m0, size_t r, const float* acc, size_t ldc) {
+          for (size_t i = 0; i < r; ++i)
+            store_f32_row(out + (m0 + i) * n * 4, acc + i * ldc, bp, c.fclamp_min, c.fclamp_max, n);
+        });
+  }
+}
+
+/// Direct loop in wrapping 64-bit arithmetic for parameters outside the GEMM's bounds.
+void matmul_q_direct(const npu_cmd_matmul& c, std::span<std::byte> sram,
+                     const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
+  const size_t m = c.m, k = c.k, n = c.n;
+  const bool tb = (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0;
+  const size_t oes = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  std::vector<int64_t> acc(n);
+  for (size_t bt = 0; bt < c.batch; ++bt) {
+    const std::byte* a = sram.data() + c.a_addr + bt * size_t{c.a_batch_stride};
+    const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride};
+    std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
+    for (size_t i = 0; i < m; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        uint64_t s = 0;
+        for (size_t kk = 0; kk < k; ++kk) {
+          const int64_t av = ld_int(a, i * k + kk, c.a_dtype) - int64_t{c.a_zp};
+          const int64_t bv = ld_int(b, tb ? j * k + kk : kk * n + j, c.b_dtype) - q[j].w_zp;
+          s += static_cast<uint64_t>(av) * static_cast<uint64_t>(bv);
+        }
+        acc[j] = static_cast<int64_t>(s);
+      }
+      qo.store_row(out + i * n * oes, acc.data(), q.data(), n);
+    }
+  }
+}
+
+void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
+  const size_t m = c.m, k = c.k, n = c.n;
+  const std::vector<npu_chan_qparams> q = read_qparams(sram, c.chan_addr, n);
+  const QOutput qo(c.out_dtype, c.out_zp, c.clamp_min, c.clamp_max);
+  const int64_t azp = int64_t{c.a_zp} + a_shift(c.a_dtype);
+  std::vector<int32_t> bzp(n);
+  bool ok = true;
+  for (size_t j = 0; j < n; ++j) {
+    const int64_t z = int64_t{q[j].w_zp} + b_shift(c.b_dtype);
+    ok = ok && z >= INT32_MIN && z <= INT32_MAX;
+    bzp[j] = ok ? static_cast<int32_t>(z) : 0;
+  }
+  if (!ok || !q8_gemm_ok(azp, bzp, k)) return matmul_q_direct(c, sram, q, qo);
+
+  const uint8_t aflip = c.a_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
+  const uint8_t bflip = c.b_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
+  const size_t oes = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  std::optional<PackedQ8> packed;
+  for (size_t bt = 0; bt < c.batch; ++bt) {
+    const auto* a =
+        reinterpret_cast<const uint8_t*>(sram.data() + c.a_addr + bt * size_t{c.a_batch_stride});
+    const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride};
+    std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
+    if (!packed || c.b_batch_stride != 0) {
+      const std::vector<int8_t> rows = b_rows<int8_t>(c, b, 1, [bflip](const std::byte* p) {
+        return static_cast<int8_t>(std::to_integer<uint8_t>(*p) ^ bflip);
+      });
+      packed.emplace(rows.data(), k, n, k, bzp);
+    }
+    gemm_q8(
+        *packed, m, static_cast<int32_t>(azp),
+        [&](size_t m0, size_t r, uint8_t* dst, size_t lda) {
+          for (size_t i = 0; i < r; ++i) {
+            const uint8_t* s = a + (m0 + i) * k;
+            uint8_t* d = dst + i * lda;
+            for (size_t kk = 0; kk < k; ++kk) d[kk] = s[kk] ^ aflip;
+          }
+        },
+        [&](size_t m0, size_t r, const int64_t* acc, size_t ldacc) {
+          for (size_t i = 0; i < r; ++i)
+            qo.store_row(out + (m0 + i) * n * oes, acc + i * ldacc, q.data(), n);
+        });
+  }
+}
+
+}  // namespace
+
+void matmul(const npu_cmd_matmul& c, std::span<std::byte> sram) {
+  if (c.m == 0 || c.n == 0 || c.batch == 0) return;
+  if (c.a_dtype == NPU_DTYPE_FP32)
+    matmul_f32(c, sram);
+  else
+    matmul_q(c, sram);
+}
+
+}  // namespace npu::emu::kern

@@ -1,0 +1,456 @@
+// CONV2D and MATMUL of npu_emu_kernels against naive direct loops (int: bit-exact; fp32:
+// within 1e-5 of the sum of |terms|), on every ISA level of the tile kernels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "gemm.h"
+#include "npu/emu/kernels.h"
+#include "npu/ref/scalar.h"
+#include "test_util.h"
+
+namespace npu::emu::test {
+namespace {
+
+constexpr kern::Isa kIsas[] = {kern::Isa::Portable, kern::Isa::Avx2, kern::Isa::Avx512};
+
+struct IsaGuard {
+  ~IsaGuard() { kern::set_kernel_isa(kern::Isa::Auto); }
+};
+
+int32_t dmin(uint8_t t) {
+  return ref::dtype_min(t);
+}
+int32_t dmax(uint8_t t) {
+  return ref::dtype_max(t);
+}
+
+template <class T>
+std::vector<T> ints_of(uint8_t dtype, size_t n) {
+  return random_ints<T>(n, dmin(dtype), dmax(dtype));
+}
+
+std::vector<std::byte> random_tensor(uint8_t dtype, size_t n) {
+  std::vector<std::byte> b(n * (dtype == NPU_DTYPE_FP32 || dtype == NPU_DTYPE_INT32 ? 4 : 1));
+  if (dtype == NPU_DTYPE_FP32) {
+    auto f = random_floats(n);
+    std::memcpy(b.data(), f.data(), b.size());
+  } else {
+    auto v = random_ints<uint8_t>(n, 0, 255);
+    std::memcpy(b.data(), v.data(), n);
+  }
+  return b;
+}
+
+int64_t ld_int(const std::vector<std::byte>& v, size_t i, uint8_t dtype) {
+  if (dtype == NPU_DTYPE_INT8) return static_cast<int8_t>(v[i]);
+  if (dtype == NPU_DTYPE_UINT8) return static_cast<uint8_t>(v[i]);
+  int32_t x;
+  std::memcpy(&x, v.data() + i * 4, 4);
+  return x;
+}
+float ld_f(const std::vector<std::byte>& v, size_t i) {
+  float x;
+  std::memcpy(&x, v.data() + i * 4, 4);
+  return x;
+}
+
+std::vector<npu_chan_qparams> random_qparams(size_t n, uint8_t w_dtype, size_t k, bool wide_zp) {
+  std::vector<npu_chan_qparams> q(n);
+  for (auto& p : q) {
+    const double scale = std::uniform_real_distribution<double>(0.2, 2.0)(rng()) / (64.0 * k);
+    const auto qm = ref::quantize_multiplier(scale);
+    p.multiplier = qm.multiplier;
+    p.shift = qm.shift;
+    p.bias = random_ints<int32_t>(1, -2000, 2000)[0];
+    const int mid = w_dtype == NPU_DTYPE_UINT8 ? 128 : 0;
+    p.w_zp = wide_zp ? random_ints<int32_t>(1, -1000, 1000)[0]
+                     : random_ints<int32_t>(1, mid - 12, mid + 12)[0];
+  }
+  return q;
+}
+
+// ----------------------------------------------------------------------------------- conv
+
+struct ConvCase {
+  int ih, iw, ic, oc, kh, kw, groups, sh, sw, dh, dw, pt, pl, pb, pr;
+};
+
+std::string name(const ConvCase& c) {
+  return std::to_string(c.ih) + "x" + std::to_string(c.iw) + "x" + std::to_string(c.ic) + "->" +
+         std::to_string(c.oc) + " k" + std::to_string(c.kh) + "x" + std::to_string(c.kw) + " g" +
+         std::to_string(c.groups) + " s" + std::to_string(c.sh) + "," + std::to_string(c.sw) +
+         " d" + std::to_string(c.dh) + "," + std::to_string(c.dw);
+}
+
+const ConvCase kConvCases[] = {
+    {9, 11, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},     // 3x3 same
+    {13, 10, 5, 7, 3, 2, 1, 2, 1, 2, 1, 2, 0, 1, 1},     // stride, dilation, asym pads
+    {7, 7, 33, 40, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},     // pointwise
+    {9, 8, 6, 10, 1, 1, 1, 2, 2, 1, 1, 0, 0, 0, 0},      // 1x1 stride 2
+    {8, 8, 16, 12, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},     // grouped
+    {10, 10, 24, 24, 3, 3, 24, 2, 2, 1, 1, 1, 1, 1, 1},  // depthwise
+    {6, 7, 4, 8, 3, 3, 4, 1, 1, 1, 1, 1, 1, 1, 1},       // depthwise, multiplier 2
+    {5, 6, 3, 3, 5, 5, 3, 1, 1, 1, 1, 4, 4, 4, 4},       // depthwise, pads > input
+    {14, 14, 64, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // several blocks and panels
+    {4, 4, 3, 5, 4, 4, 1, 1, 1, 1, 1, 0, 0, 0, 0},       // 1x1 output
+};
+
+struct ConvSetup {
+  npu_cmd cmd;
+  int oh, ow, k;
+  std::vector<std::byte> in, w;
+  std::vector<npu_chan_qparams> q;
+  std::vector<float> bias;
+};
+
+constexpr uint32_t kIn = 0x1001, kW = 0x100003, kChan = 0x200005, kOut = 0x300007;
+
+ConvSetup make_conv(const ConvCase& cc, uint8_t in_t, uint8_t w_t, uint8_t out_t, Sram& s) {
+  ConvSetup st;
+  st.cmd = zero_cmd(NPU_OP_CONV2D, NPU_ENGINE_MATRIX);
+  auto& c = st.cmd.conv2d;
+  st.oh = (cc.ih + cc.pt + cc.pb - cc.dh * (cc.kh - 1) - 1) / cc.sh + 1;
+  st.ow = (cc.iw + cc.pl + cc.pr - cc.dw * (cc.kw - 1) - 1) / cc.sw + 1;
+  st.k = cc.kh * cc.kw * (cc.ic / cc.groups);
+  c.in_addr = kIn, c.w_addr = kW, c.chan_addr = kChan, c.out_addr = kOut;
+  c.in_h = cc.ih, c.in_w = cc.iw, c.in_c = cc.ic;
+  c.out_h = st.oh, c.out_w = st.ow, c.out_c = cc.oc;
+  c.k_h = cc.kh, c.k_w = cc.kw, c.groups = cc.groups;
+  c.stride_h = cc.sh, c.stride_w = cc.sw, c.dil_h = cc.dh, c.dil_w = cc.dw;
+  c.pad_top = cc.pt, c.pad_left = cc.pl, c.pad_bottom = cc.pb, c.pad_right = cc.pr;
+  c.in_dtype = in_t, c.w_dtype = w_t, c.out_dtype = out_t;
+  c.fclamp_min = -INFINITY, c.fclamp_max = INFINITY;
+  st.in = random_tensor(in_t, static_cast<size_t>(cc.ih * cc.iw * cc.ic));
+  st.w = random_tensor(w_t, static_cast<size_t>(cc.oc * st.k));
+  s.put(kIn, st.in);
+  s.put(kW, st.w);
+  return st;
+}
+
+/// Naive conv: int64 accumulation (or double for fp32, also returning sum |terms|).
+void conv_oracle(const ConvSetup& st, std::vector<int64_t>& acc, std::vector<double>& facc,
+                 std::vector<double>& fabs_sum) {
+  const auto& c = st.cmd.conv2d;
+  const int cin_g = c.in_c / c.groups, cout_g = c.out_c / c.groups;
+  const bool fp = c.in_dtype == NPU_DTYPE_FP32;
+  const size_t n = static_cast<size_t>(st.oh * st.ow * c.out_c);
+  acc.assign(n, 0);
+  facc.assign(n, 0.0);
+  fabs_sum.assign(n, 0.0);
+  for (int oy = 0; oy < st.oh; ++oy)
+    for (int ox = 0; ox < st.ow; ++ox)
+      for (int o = 0; o < c.out_c; ++o) {
+        const int g = o / cout_g;
+        const size_t oi = static_cast<size_t>((oy * st.ow + ox) * c.out_c + o);
+        for (int ky = 0; ky < c.k_h; ++ky)
+          for (int kx = 0; kx < c.k_w; ++kx)
+            for (int ci = 0; ci < cin_g; ++ci) {
+              const int iy = oy * c.stride_h - c.pad_top + ky * c.dil_h;
+              const int ix = ox * c.stride_w - c.pad_left + kx * c.dil_w;
+              if (iy < 0 || iy >= c.in_h || ix < 0 || ix >= c.in_w) continue;
+              const size_t xi = static_cast<size_t>((iy * c.in_w + ix) * c.in_c + g * cin_g + ci);
+              const size_t wi = static_cast<size_t>(((o * c.k_h + ky) * c.k_w + kx) * cin_g + ci);
+              if (fp) {
+                const double t = double{ld_f(st.in, xi)} * ld_f(st.w, wi);
+                facc[oi] += t;
+                fabs_sum[oi] += std::fabs(t);
+              } else {
+                acc[oi] += (ld_int(st.in, xi, c.in_dtype) - c.in_zp) *
+                           (ld_int(st.w, wi, c.w_dtype) - st.q[static_cast<size_t>(o)].w_zp);
+              }
+            }
+      }
+}
+
+void check_conv_int(const ConvCase& cc, uint8_t in_t, uint8_t w_t, uint8_t out_t, bool relu,
+                    bool wide_zp = false) {
+  IsaGuard guard;
+  Sram s;
+  ConvSetup st = make_conv(cc, in_t, w_t, out_t, s);
+  auto& c = st.cmd.conv2d;
+  c.in_zp = wide_zp ? 300 : random_ints<int32_t>(1, dmin(in_t), dmax(in_t))[0];
+  c.out_zp = out_t == NPU_DTYPE_INT32 ? 0 : random_ints<int32_t>(1, dmin(out_t), dmax(out_t))[0];
+  c.clamp_min = relu ? c.out_zp : dmin(out_t);
+  c.clamp_max = out_t == NPU_DTYPE_INT32 ? dmax(out_t) : dmax(out_t) - 3;
+  st.q = random_qparams(static_cast<size_t>(cc.oc), w_t, static_cast<size_t>(st.k), wide_zp);
+  s.put(kChan, st.q);
+
+  std::vector<int64_t> acc;
+  std::vector<double> fa, fs;
+  conv_oracle(st, acc, fa, fs);
+  for (kern::Isa isa : kIsas) {
+    kern::set_kernel_isa(isa);
+    s.put(kOut, std::vector<uint8_t>(acc.size() * 4 + 16, 0xA5));
+    run_matrix(st.cmd, s.span());
+    const auto out32 = s.get<int32_t>(kOut, acc.size());
+    const auto out8 = s.get<uint8_t>(kOut, acc.size());
+    size_t bad = 0;
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const auto& p = st.q[i % static_cast<size_t>(cc.oc)];
+      const int64_t a = acc[i] + p.bias;
+      int32_t want, got;
+      if (out_t == NPU_DTYPE_INT32) {
+        want = static_cast<int32_t>(a);
+        got = out32[i];
+      } else {
+        want = ref::requantize(a, p.multiplier, p.shift, c.out_zp, c.clamp_min, c.clamp_max);
+        got = out_t == NPU_DTYPE_INT8 ? static_cast<int8_t>(out8[i]) : out8[i];
+      }
+      if (want != got && bad++ < 5)
+        ADD_FAILURE() << name(cc) << " isa " << static_cast<int>(isa) << " at " << i << ": want "
+                      << want << " got " << got;
+    }
+    EXPECT_EQ(bad, 0u) << name(cc);
+    // Nothing written past the output.
+    EXPECT_EQ(
+        s.get<uint8_t>(
+            kOut + static_cast<uint32_t>(acc.size() * (out_t == NPU_DTYPE_INT32 ? 4 : 1)), 1)[0],
+        0xA5);
+  }
+}
+
+TEST(Conv2d, Int8AllShapes) {
+  for (const auto& cc : kConvCases)
+    check_conv_int(cc, NPU_DTYPE_INT8, NPU_DTYPE_INT8, NPU_DTYPE_INT8, false);
+}
+
+TEST(Conv2d, Uint8AllShapesRelu) {
+  for (const auto& cc : kConvCases)
+    check_conv_int(cc, NPU_DTYPE_UINT8, NPU_DTYPE_UINT8, NPU_DTYPE_UINT8, true);
+}
+
+TEST(Conv2d, MixedSignednessAndInt32Out) {
+  for (const auto& cc : kConvCases) {
+    check_conv_int(cc, NPU_DTYPE_UINT8, NPU_DTYPE_INT8, NPU_DTYPE_INT8, true);
+    check_conv_int(cc, NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_UINT8, false);
+    check_conv_int(cc, NPU_DTYPE_INT8, NPU_DTYPE_INT8, NPU_DTYPE_INT32, false);
+  }
+}
+
+TEST(Conv2d, ZeroPointsOutsideDtypeUseExactFallback) {
+  for (const auto& cc : kConvCases)
+    check_conv_int(cc, NPU_DTYPE_INT8, NPU_DTYPE_INT8, NPU_DTYPE_INT32, false, true);
+}
+
+void check_conv_f32(const ConvCase& cc, bool bias, float lo, float hi) {
+  IsaGuard guard;
+  Sram s;
+  ConvSetup st = make_conv(cc, NPU_DTYPE_FP32, NPU_DTYPE_FP32, NPU_DTYPE_FP32, s);
+  auto& c = st.cmd.conv2d;
+  c.fclamp_min = lo, c.fclamp_max = hi;
+  if (bias) {
+    c.hdr.flags = NPU_MM_FLAG_BIAS;
+    st.bias = random_floats(static_cast<size_t>(cc.oc));
+    s.put(kChan, st.bias);
+  }
+  std::vector<int64_t> acc;
+  std::vector<double> fa, fs;
+  conv_oracle(st, acc, fa, fs);
+  for (kern::Isa isa : kIsas) {
+    kern::set_kernel_isa(isa);
+    const auto out = [&] {
+      s.put(kOut, std::vector<float>(fa.size(), NAN));
+      run_matrix(st.cmd, s.span());
+      return s.get<float>(kOut, fa.size());
+    }();
+    size_t bad = 0;
+    for (size_t i = 0; i < fa.size(); ++i) {
+      double want = fa[i] + (bias ? st.bias[i % static_cast<size_t>(cc.oc)] : 0.0);
+      want = std::min<double>(std::max<double>(want, lo), hi);
+      const double tol = 1e-5 * (fs[i] + 1.0);
+      if (!(std::fabs(out[i] - want) <= tol) && bad++ < 5)
+        ADD_FAILURE() << name(cc) << " isa " << static_cast<int>(isa) << " at " << i << ": want "
+                      << want << " got " << out[i];
+    }
+    EXPECT_EQ(bad, 0u) << name(cc);
+  }
+}
+
+TEST(Conv2d, Fp32AllShapes) {
+  for (const auto& cc : kConvCases) {
+    check_conv_f32(cc, false, -INFINITY, INFINITY);
+    check_conv_f32(cc, true, 0.0f, 0.5f);
+  }
+}
+
+// --------------------------------------------------------------------------------- matmul
+
+struct MatmulCase {
+  uint32_t m, k, n, batch, a_bs, b_bs, out_bs;
+  bool transpose_b;
+};
+
+const MatmulCase kMatmulCases[] = {
+    {1, 1, 1, 1, 0, 0, 0, false},
+    {17, 33, 45, 1, 0, 0, 0, false},
+    {64, 64, 64, 1, 0, 0, 0, true},
+    {5, 7, 9, 3, 5 * 7, 7 * 9, 5 * 9, false},                            // batched
+    {5, 7, 9, 3, 5 * 7, 0, 5 * 9, true},                                 // B broadcast
+    {5, 7, 9, 3, 0, 7 * 9, 5 * 9, false},                                // A broadcast
+    {100, 130, 37, 2, 100 * 130 + 3, 130 * 37 + 1, 100 * 37 + 2, true},  // gaps
+};
+
+struct MmSetup {
+  npu_cmd cmd;
+  std::vector<std::byte> a, b;
+  std::vector<npu_chan_qparams> q;
+  std::vector<float> bias;
+};
+
+MmSetup make_mm(const MatmulCase& mc, uint8_t a_t, uint8_t b_t, uint8_t out_t, Sram& s) {
+  MmSetup st;
+  st.cmd = zero_cmd(NPU_OP_MATMUL, NPU_ENGINE_MATRIX);
+  auto& c = st.cmd.matmul;
+  c.a_addr = kIn, c.b_addr = kW, c.chan_addr = kChan, c.out_addr = kOut;
+  c.m = mc.m, c.k = mc.k, c.n = mc.n, c.batch = mc.batch;
+  c.a_batch_stride = mc.a_bs, c.b_batch_stride = mc.b_bs, c.out_batch_stride = mc.out_bs;
+  c.a_dtype = a_t, c.b_dtype = b_t, c.out_dtype = out_t;
+  c.hdr.flags = mc.transpose_b ? NPU_MM_FLAG_TRANSPOSE_B : 0;
+  c.fclamp_min = -INFINITY, c.fclamp_max = INFINITY;
+  st.a = random_tensor(a_t, size_t{mc.a_bs} * (mc.batch - 1) + size_t{mc.m} * mc.k);
+  st.b = random_tensor(b_t, size_t{mc.b_bs} * (mc.batch - 1) + size_t{mc.k} * mc.n);
+  s.put(kIn, st.a);
+  s.put(kW, st.b);
+  return st;
+}
+
+TEST(Matmul, Int8AndUint8) {
+  const uint8_t combos[][3] = {{NPU_DTYPE_INT8, NPU_DTYPE_INT8, NPU_DTYPE_INT8},
+                               {NPU_DTYPE_UINT8, NPU_DTYPE_UINT8, NPU_DTYPE_UINT8},
+                               {NPU_DTYPE_UINT8, NPU_DTYPE_INT8, NPU_DTYPE_INT32},
+                               {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT8}};
+  IsaGuard guard;
+  for (const auto& mc : kMatmulCases)
+    for (const auto& t : combos) {
+      Sram s;
+      MmSetup st = make_mm(mc, t[0], t[1], t[2], s);
+      auto& c = st.cmd.matmul;
+      c.a_zp = random_ints<int32_t>(1, dmin(t[0]), dmax(t[0]))[0];
+      c.out_zp = t[2] == NPU_DTYPE_INT32 ? 0 : random_ints<int32_t>(1, dmin(t[2]), dmax(t[2]))[0];
+      c.clamp_min = dmin(t[2]) + (t[2] == NPU_DTYPE_INT32 ? 0 : 2);
+      c.clamp_max = dmax(t[2]);
+      st.q = random_qparams(mc.n, t[1], mc.k, false);
+      s.put(kChan, st.q);
+      // Oracle.
+      const size_t mn = size_t{mc.m} * mc.n;
+      std::vector<int32_t> want(mn * mc.batch);
+      for (uint32_t bt = 0; bt < mc.batch; ++bt)
+        for (uint32_t i = 0; i < mc.m; ++i)
+          for (uint32_t j = 0; j < mc.n; ++j) {
+            int64_t acc = st.q[j].bias;
+            for (uint32_t kk = 0; kk < mc.k; ++kk) {
+              const size_t ai = size_t{bt} * mc.a_bs + size_t{i} * mc.k + kk;
+              const size_t bi = size_t{bt} * mc.b_bs +
+                                (mc.transpose_b ? size_t{j} * mc.k + kk : size_t{kk} * mc.n + j);
+              acc += (ld_int(st.a, ai, t[0]) - c.a_zp) * (ld_int(st.b, bi, t[1]) - st.q[j].w_zp);
+            }
+            want[bt * mn + i * mc.n + j] =
+                t[2] == NPU_DTYPE_INT32 ? static_cast<int32_t>(acc)
+                                        : ref::requantize(acc, st.q[j].multiplier, st.q[j].shift,
+                                                          c.out_zp, c.clamp_min, c.clamp_max);
+          }
+      for (kern::Isa isa : kIsas) {
+        kern::set_kernel_isa(isa);
+        run_matrix(st.cmd, s.span());
+        size_t bad = 0;
+        for (uint32_t bt = 0; bt < mc.batch; ++bt)
+          for (size_t i = 0; i < mn; ++i) {
+            int32_t got;
+            if (t[2] == NPU_DTYPE_INT32)
+              got = s.get<int32_t>(kOut + static_cast<uint32_t>((bt * mc.out_bs + i) * 4), 1)[0];
+            else if (t[2] == NPU_DTYPE_INT8)
+              got = s.get<int8_t>(kOut + static_cast<uint32_t>(bt * mc.out_bs + i), 1)[0];
+            else
+              got = s.get<uint8_t>(kOut + static_cast<uint32_t>(bt * mc.out_bs + i), 1)[0];
+            if (got != want[bt * mn + i] && bad++ < 5)
+              ADD_FAILURE() << "m" << mc.m << " k" << mc.k << " n" << mc.n << " isa "
+                            << static_cast<int>(isa) << " at " << bt << "/" << i << ": want "
+                            << want[bt * mn + i] << " got " << got;
+          }
+        EXPECT_EQ(bad, 0u);
+      }
+    }
+}
+
+TEST(Matmul, Fp32BiasClampBatched) {
+  IsaGuard guard;
+  for (const auto& mc : kMatmulCases)
+    for (bool bias : {false, true}) {
+      Sram s;
+      MmSetup st = make_mm(mc, NPU_DTYPE_FP32, NPU_DTYPE_FP32, NPU_DTYPE_FP32, s);
+      auto& c = st.cmd.matmul;
+      if (bias) {
+        c.hdr.flags |= NPU_MM_FLAG_BIAS;
+        c.fclamp_min = -0.5f, c.fclamp_max = 1.0f;
+        st.bias = random_floats(mc.n);
+        s.put(kChan, st.bias);
+      }
+      for (kern::Isa isa : kIsas) {
+        kern::set_kernel_isa(isa);
+        run_matrix(st.cmd, s.span());
+        size_t bad = 0;
+        for (uint32_t bt = 0; bt < mc.batch; ++bt)
+          for (uint32_t i = 0; i < mc.m; ++i)
+            for (uint32_t j = 0; j < mc.n; ++j) {
+              double acc = bias ? st.bias[j] : 0.0, mag = 1.0;
+              for (uint32_t kk = 0; kk < mc.k; ++kk) {
+                const size_t ai = size_t{bt} * mc.a_bs + size_t{i} * mc.k + kk;
+                const size_t bi = size_t{bt} * mc.b_bs +
+                                  (mc.transpose_b ? size_t{j} * mc.k + kk : size_t{kk} * mc.n + j);
+                const double t = double{ld_f(st.a, ai)} * ld_f(st.b, bi);
+                acc += t;
+                mag += std::fabs(t);
+              }
+              acc = std::min<double>(std::max<double>(acc, c.fclamp_min), c.fclamp_max);
+              const float got = s.get<float>(
+                  kOut + static_cast<uint32_t>((size_t{bt} * mc.out_bs + size_t{i} * mc.n + j) * 4),
+                  1)[0];
+              if (!(std::fabs(got - acc) <= 1e-5 * mag) && bad++ < 5)
+                ADD_FAILURE() << "m" << mc.m << " isa " << static_cast<int>(isa) << ": want " << acc
+                              << " got " << got;
+            }
+        EXPECT_EQ(bad, 0u);
+      }
+    }
+}
+
+TEST(Matmul, Uint8ExtremesWithLongKStayExact) {
+  // K above one int32 chunk of the tile kernels, all-255 operands: partial sums near 2^31.
+  IsaGuard guard;
+  Sram s;
+  const uint32_t m = 3, k = 70001, n = 5;
+  npu_cmd cmd = zero_cmd(NPU_OP_MATMUL, NPU_ENGINE_MATRIX);
+  auto& c = cmd.matmul;
+  c.a_addr = 0, c.b_addr = 0x100000, c.chan_addr = 0x200000, c.out_addr = 0x200100;
+  c.m = m, c.k = k, c.n = n, c.batch = 1;
+  c.a_dtype = NPU_DTYPE_UINT8, c.b_dtype = NPU_DTYPE_INT8, c.out_dtype = NPU_DTYPE_INT32;
+  c.hdr.flags = NPU_MM_FLAG_TRANSPOSE_B;
+  c.a_zp = 0, c.clamp_min = INT32_MIN, c.clamp_max = INT32_MAX;
+  std::vector<uint8_t> a(size_t{m} * k, 255);
+  std::vector<int8_t> b(size_t{n} * k, -128);
+  a[7] = 3;
+  b[k + 9] = 100;
+  std::vector<npu_chan_qparams> q(n);
+  s.put(c.a_addr, a);
+  s.put(c.b_addr, b);
+  s.put(c.chan_addr, q);
+  for (kern::Isa isa : kIsas) {
+    kern::set_kernel_isa(isa);
+    run_matrix(cmd, s.span());
+    const auto out = s.get<int32_t>(c.out_addr, size_t{m} * n);
+    for (uint32_t i = 0; i < m; ++i)
+      for (uint32_t j = 0; j < n; ++j) {
+        int64_t acc = 0;
+        for (uint32_t kk = 0; kk < k; ++kk)
+          acc += int64_t{a[size_t{i} * k + kk]} * b[size_t{j} * k + kk];
+        EXPECT_EQ(out[i * n + j], static_cast<int32_t>(acc)) << i << "," << j;
+      }
+  }
+}
+
+}  // namespace
+}  // namespace npu::emu::test
