@@ -285,6 +285,15 @@ struct Device::Impl {
         raise(DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, i, 0, cp_clock);
         break;
       }
+      // An unvalidated program (SKIP_VALIDATION) is parsed here, command by command, so the
+      // engines only ever see well-formed commands.
+      if (!program->validated) {
+        if (auto ok = isa::check_command(c, i, cfg); !ok) {
+          spdlog::debug("npu device: parse fault: {}", ok.error().message);
+          raise(DRM_NPU_FAULT_PARSE, e, i, 0, cp_clock);
+          break;
+        }
+      }
       if (e != NPU_ENGINE_CP) {
         Engine& eng = engines[e];
         std::unique_lock lk(mu);

@@ -101,11 +101,6 @@ Expected<uint64_t> parse_features(const json& v) {
   return bits;
 }
 
-#define NPU_TRY(expr)                             \
-  do {                                            \
-    if (auto r_ = (expr); !r_) return r_.error(); \
-  } while (0)
-
 constexpr uint64_t kMaxLatency = 1'000'000;
 
 Expected<void> parse_object(const json& j, DeviceConfig& c) {

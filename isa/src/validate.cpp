@@ -15,11 +15,6 @@ namespace {
 using detail::dtype_name;
 using detail::dtype_size;
 
-#define NPU_TRY(expr)                             \
-  do {                                            \
-    if (auto r_ = (expr); !r_) return r_.error(); \
-  } while (0)
-
 std::string hex(uint64_t v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
@@ -564,7 +559,30 @@ struct SemUse {
   uint8_t wait_engine = 0;
 };
 
+/// Computes the command's regions into `regions` and checks its SRAM ranges.
+Expected<void> check_regions(const CommandChecker& checker, const npu_cmd& cmd,
+                             const DeviceConfig& cfg, std::vector<Region>& regions) {
+  regions.clear();
+  if (auto r = command_regions(cmd, regions); !r) return checker.error(r.error().message);
+  for (const Region& reg : regions) {
+    if (reg.space == Space::Sram && reg.end > cfg.sram_size) {
+      return checker.field_error(reg.field, "sram range [" + std::to_string(reg.begin) + ", " +
+                                                std::to_string(reg.end) + ") outside " +
+                                                std::to_string(cfg.sram_size) + "-byte sram");
+    }
+  }
+  return ok();
+}
+
 }  // namespace
+
+Expected<void> check_command(const npu_cmd& cmd, uint32_t index, const DeviceConfig& cfg) {
+  CommandChecker checker(index, cmd, cfg);
+  NPU_TRY(checker.check());
+  std::vector<Region> regions;
+  if (auto r = command_regions(cmd, regions); !r) return checker.error(r.error().message);
+  return ok();
+}
 
 uint64_t command_features(const npu_cmd& cmd) {
   switch (cmd.hdr.opcode) {
@@ -672,18 +690,10 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
         engine = cmd.hdr.engine;
       }
     }
-    regions.clear();
-    if (auto r = command_regions(cmd, regions); !r) return checker.error(r.error().message);
+    NPU_TRY(check_regions(checker, cmd, cfg, regions));
     for (const Region& reg : regions) {
-      if (reg.space == Space::Sram) {
-        if (reg.end > cfg.sram_size) {
-          return checker.field_error(reg.field, "sram range [" + std::to_string(reg.begin) + ", " +
-                                                    std::to_string(reg.end) + ") outside " +
-                                                    std::to_string(cfg.sram_size) + "-byte sram");
-        }
-      } else {
+      if (reg.space == Space::Dram)
         prog.dram.push_back(DramAccess{i, reg.access, reg.begin, reg.end, reg.field});
-      }
     }
   }
   if (prog.cmds.back().hdr.opcode != NPU_OP_END) {

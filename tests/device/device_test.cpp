@@ -217,3 +217,33 @@ TEST(Device, FenceRaisesInterruptAndOrdersEngines) {
 
 }  // namespace
 }  // namespace npu::emu::testing
+
+namespace npu::emu::testing {
+namespace {
+
+TEST(Device, UnvalidatedProgramsAreParsedBeforeTheEnginesSeeThem) {
+  Device dev(small_config());
+  Dram dram;
+  // A conv whose out_h does not match its input: the engines would compute garbage or worse.
+  npu_cmd conv = make(NPU_OP_CONV2D, NPU_ENGINE_MATRIX);
+  conv.conv2d.in_h = conv.conv2d.in_w = 4;
+  conv.conv2d.in_c = conv.conv2d.out_c = 1;
+  conv.conv2d.out_h = 60000;
+  conv.conv2d.out_w = 4;
+  conv.conv2d.k_h = conv.conv2d.k_w = 1;
+  conv.conv2d.groups = 1;
+  conv.conv2d.stride_h = conv.conv2d.stride_w = conv.conv2d.dil_h = conv.conv2d.dil_w = 1;
+  conv.conv2d.in_dtype = conv.conv2d.w_dtype = conv.conv2d.out_dtype = NPU_DTYPE_INT8;
+  conv.conv2d.clamp_min = -128;
+  conv.conv2d.clamp_max = 127;
+  auto p = program({make(NPU_OP_NOP, NPU_ENGINE_MATRIX), conv});
+  p.validated = false;
+  JobResult r = dev.run(p, dram.mmu);
+  EXPECT_EQ(r.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_PARSE);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_MATRIX);
+  EXPECT_EQ(r.fault.cmd_index, 1u);
+}
+
+}  // namespace
+}  // namespace npu::emu::testing

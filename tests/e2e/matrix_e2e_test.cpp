@@ -121,7 +121,7 @@ TEST_P(ConvE2E, Fp32WithReluMatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, ConvE2E, ::testing::ValuesIn(kConvCases),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 struct MatmulCase {
   const char* name;
@@ -197,7 +197,7 @@ TEST_P(MatmulE2E, Fp32MatchesReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulE2E, ::testing::ValuesIn(kMatmulCases),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace npu::e2e

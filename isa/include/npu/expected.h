@@ -18,7 +18,9 @@ struct Error {
 };
 
 /// Builds an Error; the message is lowercase and has no trailing period.
-inline Error make_error(int code, std::string message) { return Error{code, std::move(message)}; }
+inline Error make_error(int code, std::string message) {
+  return Error{code, std::move(message)};
+}
 
 /// A value or an Error. Check with `if (!r)` and read `r.error()`; `*r` / `r->` on success.
 template <typename T>
@@ -62,6 +64,14 @@ class [[nodiscard]] Expected<void> {
 };
 
 /// Success value for Expected<void>.
-inline Expected<void> ok() { return {}; }
+inline Expected<void> ok() {
+  return {};
+}
 
 }  // namespace npu
+
+/// Evaluates an Expected expression and returns its Error from the enclosing function.
+#define NPU_TRY(expr)                                               \
+  do {                                                              \
+    if (auto npu_try_ = (expr); !npu_try_) return npu_try_.error(); \
+  } while (0)

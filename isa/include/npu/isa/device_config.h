@@ -47,7 +47,7 @@ struct DeviceConfig {
   uint32_t cp_cycles_per_cmd = 2;  // command-processor dispatch cost per command
   uint32_t queue_depth = 64;       // commands each engine queue holds
   uint32_t watchdog_ms = 2000;
-  uint64_t features = 0x7;         // NPU_FEATURE_* implemented (default: all)
+  uint64_t features = 0x7;  // NPU_FEATURE_* implemented (default: all)
   uint64_t max_bo_size = 1ull << 30;
   DmaConfig dma;
   MatrixConfig matrix;

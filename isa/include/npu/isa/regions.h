@@ -18,10 +18,10 @@ enum AccessBits : uint8_t { kRead = 1, kWrite = 2 };
 /// Bytes [begin, end) of one operand; for strided views this is the bounding range.
 struct Region {
   Space space;
-  uint8_t access;      // AccessBits
+  uint8_t access;  // AccessBits
   uint64_t begin;
   uint64_t end;
-  const char* field;   // the command field naming the operand, e.g. "in_addr"
+  const char* field;  // the command field naming the operand, e.g. "in_addr"
 };
 
 /// Appends the regions of `cmd` to `out`. Fails (EINVAL, message naming the field) when the

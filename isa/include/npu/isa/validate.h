@@ -26,9 +26,12 @@ struct DramAccess {
 
 /// A command buffer that passed validation.
 struct Program {
-  std::vector<npu_cmd> cmds;        // copies of the commands, END last
+  std::vector<npu_cmd> cmds;  // copies of the commands, END last
   uint64_t required_features = 0;
-  std::vector<DramAccess> dram;     // every DRAM range, in command order
+  std::vector<DramAccess> dram;  // every DRAM range, in command order
+  /// False for a program that skipped validate() (SUBMIT's SKIP_VALIDATION): the device then
+  /// checks each command with check_command() before executing it.
+  bool validated = true;
 };
 
 /// Checks header (magic, version, size, features), every command (known opcode, allowed
@@ -37,6 +40,12 @@ struct Program {
 /// last. Errors are EINVAL with a message like
 /// "command 3 (conv2d): field out_h: expected 14, got 15".
 Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg);
+
+/// Checks one command on its own: its structure as validate() checks it (opcode, engine,
+/// reserved fields, flags, enums, shapes, features, operand arithmetic), but neither SRAM
+/// bounds (the device checks those at run time and faults) nor the rules that span the buffer
+/// (END placement, semaphore ownership). Errors as validate()'s.
+Expected<void> check_command(const npu_cmd& cmd, uint32_t index, const DeviceConfig& cfg);
 
 /// NPU_FEATURE_* bits the device must implement to run `cmd` (int8/fp32 datapaths,
 /// transcendental functions). validate() rejects commands needing a feature cfg lacks;
