@@ -55,6 +55,13 @@ inline int64_t round_double_to_range(double x, int64_t lo, int64_t hi, int64_t n
 /// round_half_even(value * multiplier / 2^shift), exact. multiplier >= 0, 0 <= shift <= 62.
 /// (A shift outside [0, 127] is clamped; a result outside int64 saturates.)
 inline int64_t scale_round_half_even(int64_t value, int32_t multiplier, int32_t shift) {
+  // Fast path, same result: the product fits 64 bits (always, for 32-bit accumulators).
+  if (int64_t p64; shift >= 1 && shift <= 62 && !__builtin_mul_overflow(value, multiplier, &p64)) {
+    const int64_t q = p64 >> shift;  // arithmetic shift: floor(p / 2^shift)
+    const uint64_t rem = static_cast<uint64_t>(p64) & ((uint64_t{1} << shift) - 1);
+    const uint64_t half = uint64_t{1} << (shift - 1);
+    return q + ((rem > half || (rem == half && (q & 1) != 0)) ? 1 : 0);
+  }
   const detail::i128 p = static_cast<detail::i128>(value) * multiplier;
   if (shift <= 0) return detail::saturate_i128_to_i64(p);
   if (shift > 127) shift = 127;
@@ -70,8 +77,9 @@ inline int64_t scale_round_half_even(int64_t value, int32_t multiplier, int32_t 
 /// clamp(scale_round_half_even(acc, multiplier, shift) + out_zp, lo, hi).
 inline int32_t requantize(int64_t acc, int32_t multiplier, int32_t shift, int32_t out_zp,
                           int32_t lo, int32_t hi) {
-  const detail::i128 v =
-      static_cast<detail::i128>(scale_round_half_even(acc, multiplier, shift)) + out_zp;
+  const int64_t scaled = scale_round_half_even(acc, multiplier, shift);
+  int64_t v;
+  if (__builtin_add_overflow(scaled, int64_t{out_zp}, &v)) return scaled > 0 ? hi : lo;
   if (v > hi) return hi;
   if (v < lo) return lo;
   return static_cast<int32_t>(v);
