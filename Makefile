@@ -39,8 +39,14 @@ test-tsan: deps
 # Everything CI runs: the suite, then the suite under ASan+UBSan and under TSan.
 test: test-plain test-asan test-tsan
 
+# Google Benchmark of the engine kernels (not part of `make test`).
+bench: deps
+	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DNPU_BUILD_BENCH=ON $(CMAKE_FLAGS)
+	cmake --build build-bench -j $(JOBS) --target bench_kernels
+	./build-bench/bench/bench_kernels
+
 format:
 	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan build-bench
