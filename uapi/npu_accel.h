@@ -71,7 +71,10 @@ extern "C" {
 #define DRM_NPU_PARAM_WATCHDOG_MS 12    /* job watchdog timeout */
 #define DRM_NPU_PARAM_MAX_BO_SIZE 13    /* largest BO that BO_CREATE accepts */
 #define DRM_NPU_PARAM_FEATURES 14       /* NPU_FEATURE_* bits the device implements */
-#define DRM_NPU_PARAM_COUNT 15
+#define DRM_NPU_PARAM_VA_START 15       /* first device VA a BO may occupy */
+#define DRM_NPU_PARAM_VA_END 16         /* end (exclusive) of the BO VA range */
+#define DRM_NPU_PARAM_VA_ALIGN 17       /* alignment of BO device VAs (and FIXED_VA) */
+#define DRM_NPU_PARAM_COUNT 18
 
 #define DRM_NPU_PLATFORM_SILICON 0
 #define DRM_NPU_PLATFORM_EMULATOR 1
@@ -255,16 +258,22 @@ struct drm_npu_job_profile {
 
 /* BO_CREATE flags. */
 #define DRM_NPU_BO_DEVICE_READ_ONLY (1u << 0) /* the device may only read this BO */
-#define DRM_NPU_BO_FLAGS_VALID (DRM_NPU_BO_DEVICE_READ_ONLY)
+/* Place the BO at the device VA given in @device_addr (user-managed address space, as with
+ * VM_BIND in other drivers): aligned to DRM_NPU_PARAM_VA_ALIGN, inside [VA_START, VA_END). */
+#define DRM_NPU_BO_FIXED_VA (1u << 1)
+#define DRM_NPU_BO_FLAGS_VALID (DRM_NPU_BO_DEVICE_READ_ONLY | DRM_NPU_BO_FIXED_VA)
 
 /**
  * struct drm_npu_bo_create - allocate a zero-filled buffer object.
  * @size: in, bytes (rounded up to 4 KiB pages), 1 .. DRM_NPU_PARAM_MAX_BO_SIZE.
  * @flags: in, DRM_NPU_BO_* bits.
  * @handle: out, non-zero handle, valid in this file only.
- * @device_addr: out, device virtual address in this file's address space.
+ * @device_addr: out, device virtual address in this file's address space; in with
+ *               DRM_NPU_BO_FIXED_VA (and must be 0 without it).
  *
- * Errors: EINVAL size 0 or unknown flags; ENOMEM size above the maximum or address space full.
+ * Errors: EINVAL size 0, unknown flags, FIXED_VA address misaligned or outside the VA range,
+ * non-zero @device_addr without FIXED_VA; EEXIST FIXED_VA range overlaps a BO; ENOMEM size
+ * above the maximum or address space full.
  */
 struct drm_npu_bo_create {
   __u64 size;
