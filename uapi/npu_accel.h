@@ -122,8 +122,8 @@ struct drm_npu_get_param {
  * @arg1: in, second query argument (sequence number for JOB_PROFILE).
  * @data: in, user pointer to the output buffer (may be 0 when @size is 0).
  *
- * Errors: EINVAL unknown @type, non-zero @flags/@pad; ENOENT unknown context or job;
- * EFAULT @data not writable.
+ * Errors: EINVAL unknown @type, non-zero @flags/@pad or unused @arg0/@arg1; ENOENT unknown
+ * context or job; EBUSY JOB_PROFILE of a job not retired yet; EFAULT @data not writable.
  */
 struct drm_npu_query {
   __u32 type;

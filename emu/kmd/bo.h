@@ -1,0 +1,55 @@
+// Buffer objects. BoMemory is the backing store: a memfd (shared memory, so a daemon can hand
+// the same pages to another process later) plus the driver's own MAP_SHARED mapping of it,
+// through which the device reads and writes (the Mmu maps these host pointers). It is
+// reference counted: the file's handle table holds one reference and every queued or running
+// job that lists the BO holds another, so closing a handle never pulls memory from under a
+// job. User mappings made with Kmd::mmap() are separate mappings of the same memfd and keep
+// the pages alive on their own (that is how MAP_SHARED works).
+//
+// Bo is the per-file view: handle, flags, device VA and fake mmap offset.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "npu/expected.h"
+
+namespace npu::emu::kmd {
+
+inline constexpr uint64_t kPageSize = 4096;
+
+inline constexpr uint64_t round_up(uint64_t v, uint64_t align) {
+  return (v + align - 1) / align * align;
+}
+
+class BoMemory {
+ public:
+  /// Allocates `size` zero-filled bytes (size already page rounded). ENOMEM on failure.
+  static Expected<std::shared_ptr<BoMemory>> create(uint64_t size);
+  ~BoMemory();
+  BoMemory(const BoMemory&) = delete;
+  BoMemory& operator=(const BoMemory&) = delete;
+
+  std::byte* host() const { return host_; }
+  uint64_t size() const { return size_; }
+  /// The memfd, for mapping the pages again (Kmd::mmap, a daemon).
+  int fd() const { return fd_; }
+
+ private:
+  BoMemory(int fd, std::byte* host, uint64_t size) : fd_(fd), host_(host), size_(size) {}
+  int fd_;
+  std::byte* host_;
+  uint64_t size_;
+};
+
+struct Bo {
+  uint32_t handle = 0;
+  uint32_t flags = 0;  // DRM_NPU_BO_*
+  uint64_t size = 0;   // page rounded
+  uint64_t va = 0;     // device VA in the file's address space
+  uint64_t mmap_offset = 0;
+  std::shared_ptr<BoMemory> mem;
+};
+
+}  // namespace npu::emu::kmd

@@ -1,0 +1,70 @@
+// The fence side of the Scheduler: WAIT on a job's sequence number and the queries that read
+// retired jobs (context state, job profile, device counters).
+#include <cstring>
+
+#include "scheduler.h"
+
+namespace npu::emu::kmd {
+
+int Scheduler::wait(Context& ctx, drm_npu_wait& w) {
+  std::unique_lock lk(mu_);
+  const std::shared_ptr<Job> job = ctx.find(w.seqno);
+  if (job == nullptr) return -ENOENT;
+  if (!job->retired) {
+    if (w.timeout_ns == 0) {
+      w.status = DRM_NPU_JOB_TIMEOUT;
+      return -EBUSY;
+    }
+    // timeout_ns is absolute CLOCK_MONOTONIC, which is what steady_clock reads on Linux.
+    const Clock::time_point deadline{std::chrono::nanoseconds(w.timeout_ns)};
+    ++ctx.waiters;
+    const bool done = ctx.cv.wait_until(lk, deadline, [&] { return job->retired; });
+    --ctx.waiters;
+    if (!done) {
+      w.status = DRM_NPU_JOB_TIMEOUT;
+      return -ETIMEDOUT;
+    }
+  }
+  w.status = job->status;
+  w.fault = job->fault;
+  w.submit_ns = job->submit_ns;
+  w.start_ns = job->start_ns;
+  w.end_ns = job->end_ns;
+  w.cycles = job->profile.cycles;
+  return 0;
+}
+
+drm_npu_context_state Scheduler::context_state(const Context& ctx) {
+  std::lock_guard lk(mu_);
+  return ctx.state();
+}
+
+int Scheduler::job_profile(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out) {
+  std::lock_guard lk(mu_);
+  const std::shared_ptr<Job> job = ctx.find(seqno);
+  if (job == nullptr) return -ENOENT;
+  if (!job->retired) return -EBUSY;
+  const JobProfile& p = job->profile;
+  drm_npu_job_profile h{};
+  h.seqno = seqno;
+  h.cycles = p.cycles;
+  for (size_t e = 0; e < DRM_NPU_MAX_ENGINES; ++e) h.busy_cycles[e] = p.busy_cycles[e];
+  h.dma_bytes_in = p.dma_bytes_in;
+  h.dma_bytes_out = p.dma_bytes_out;
+  h.macs = p.macs;
+  h.vector_elements = p.vector_elements;
+  h.semaphore_stall_cycles = p.semaphore_stall_cycles;
+  h.num_cmds = static_cast<uint32_t>(p.timeline.size());
+  const size_t entries = p.timeline.size() * sizeof(drm_npu_cmd_profile);
+  out.resize(sizeof(h) + entries);
+  std::memcpy(out.data(), &h, sizeof(h));
+  if (entries > 0) std::memcpy(out.data() + sizeof(h), p.timeline.data(), entries);
+  return 0;
+}
+
+drm_npu_counters Scheduler::counters() {
+  std::lock_guard lk(mu_);
+  return counters_;
+}
+
+}  // namespace npu::emu::kmd

@@ -1,0 +1,72 @@
+// File: the state of one open() of the device node, as the kernel's drm_file. It owns the BO
+// handle table (handles from 1, never 0), the fake mmap offsets, the file's device address
+// space (VaAllocator, shared by its contexts) and the context table (ids from 1).
+//
+// Threading: `mu` guards everything here; methods named *_locked expect it held. Jobs never
+// point at a File: they hold the BOs' memory and their Context directly, so a File can go
+// away once its contexts are drained.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "bo.h"
+#include "context.h"
+#include "npu/expected.h"
+#include "va_allocator.h"
+
+namespace npu::emu::kmd {
+
+class File {
+ public:
+  static constexpr uint32_t kMaxContexts = 1024;
+  /// First fake mmap offset (as DRM_FILE_PAGE_OFFSET_START, past any real file offset).
+  static constexpr uint64_t kMmapOffsetBase = 0x1'0000'0000ull;
+
+  explicit File(int fd) : fd_(fd) {}
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  int fd() const { return fd_; }
+
+  std::mutex mu;
+  bool closed = false;  // set by close(); later ioctls on a stale reference fail with EBADF
+
+  /// Creates a BO of `size` (page rounded) with `flags`: memory, VA (at `fixed_va` when
+  /// flags has DRM_NPU_BO_FIXED_VA; EINVAL misaligned or outside the range, EEXIST taken),
+  /// handle and mmap offset. ENOMEM when memory or address space runs out.
+  Expected<std::shared_ptr<Bo>> create_bo_locked(uint64_t size, uint32_t flags, uint64_t fixed_va);
+  std::shared_ptr<Bo> find_bo_locked(uint32_t handle) const;
+  std::shared_ptr<Bo> find_bo_by_offset_locked(uint64_t offset) const;
+  /// Drops a handle and its VA; false when unknown.
+  bool close_bo_locked(uint32_t handle);
+
+  /// New context; nullptr when the file has kMaxContexts already.
+  std::shared_ptr<Context> create_context_locked(uint32_t priority);
+  std::shared_ptr<Context> find_context_locked(uint32_t id) const;
+  /// Removes a context from the table (the caller drains it).
+  std::shared_ptr<Context> take_context_locked(uint32_t id);
+  /// Marks the file closed and empties its context table; returns the contexts to drain.
+  std::vector<std::shared_ptr<Context>> close_locked();
+  /// Drops every BO handle and the address space (after the contexts are drained).
+  void release_bos_locked();
+
+  /// Message of the last failed ioctl on this file (for logs and debugging).
+  std::string last_error;
+
+ private:
+  const int fd_;
+  VaAllocator va_;
+  std::unordered_map<uint32_t, std::shared_ptr<Bo>> bos_;
+  std::unordered_map<uint64_t, uint32_t> mmap_offsets_;  // offset -> handle
+  uint32_t next_handle_ = 1;
+  uint64_t next_mmap_offset_ = kMmapOffsetBase;
+  std::unordered_map<uint32_t, std::shared_ptr<Context>> contexts_;
+  uint32_t next_ctx_ = 1;
+};
+
+}  // namespace npu::emu::kmd

@@ -1,0 +1,45 @@
+// BO_CREATE, BO_INFO, BO_CLOSE.
+#include "driver.h"
+#include "log.h"
+
+namespace npu::emu::kmd {
+
+int ioctl_bo_create(Driver& drv, File& file, void* data) {
+  auto& a = *static_cast<drm_npu_bo_create*>(data);
+  if (a.size == 0 || (a.flags & ~DRM_NPU_BO_FLAGS_VALID) != 0) return -EINVAL;
+  if (!(a.flags & DRM_NPU_BO_FIXED_VA) && a.device_addr != 0) return -EINVAL;
+  if (a.size > drv.cfg.max_bo_size) return -ENOMEM;
+  std::lock_guard lk(file.mu);
+  if (file.closed) return -EBADF;
+  auto bo = file.create_bo_locked(a.size, a.flags, a.device_addr);
+  if (!bo) {
+    log().debug("{}", bo.error().message);
+    file.last_error = bo.error().message;
+    return -bo.error().code;
+  }
+  a.handle = (*bo)->handle;
+  a.device_addr = (*bo)->va;
+  log().trace("bo_create: handle {} size {} va {:#x}", a.handle, (*bo)->size, a.device_addr);
+  return 0;
+}
+
+int ioctl_bo_info(Driver& /*drv*/, File& file, void* data) {
+  auto& a = *static_cast<drm_npu_bo_info*>(data);
+  std::lock_guard lk(file.mu);
+  const auto bo = file.find_bo_locked(a.handle);
+  if (bo == nullptr) return -ENOENT;
+  a.flags = bo->flags;
+  a.size = bo->size;
+  a.device_addr = bo->va;
+  a.mmap_offset = bo->mmap_offset;
+  return 0;
+}
+
+int ioctl_bo_close(Driver& /*drv*/, File& file, void* data) {
+  auto& a = *static_cast<drm_npu_bo_close*>(data);
+  if (a.pad != 0) return -EINVAL;
+  std::lock_guard lk(file.mu);
+  return file.close_bo_locked(a.handle) ? 0 : -ENOENT;
+}
+
+}  // namespace npu::emu::kmd

@@ -1,0 +1,49 @@
+// Job: one SUBMIT on its way through the scheduler. The submit path fills the inputs
+// (validated program, Mmu of exactly the referenced BOs, references that keep those BOs'
+// memory alive); once queued, only the scheduler's runner touches the inputs and drops them
+// as soon as the device is done. The results are guarded by the scheduler lock and stay
+// readable (WAIT, QUERY JOB_PROFILE) while the job is in its context's retention window.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "bo.h"
+#include "npu/emu/device.h"
+#include "npu/emu/mmu.h"
+#include "npu/isa/validate.h"
+#include "npu_accel.h"
+
+namespace npu::emu::kmd {
+
+class Context;
+
+struct Job {
+  Context* ctx = nullptr;  // valid while queued or running (contexts drain before dying)
+  uint64_t seqno = 0;
+
+  // Inputs.
+  isa::Program program;
+  Mmu mmu;
+  std::vector<std::shared_ptr<BoMemory>> bos;
+
+  // Results (scheduler lock).
+  bool retired = false;
+  uint32_t status = DRM_NPU_JOB_OK;
+  drm_npu_fault fault{};
+  uint64_t submit_ns = 0;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  JobProfile profile;
+
+  /// Drops the inputs (program, Mmu, BO references).
+  void release_inputs() {
+    program = {};
+    mmu = {};
+    bos.clear();
+    bos.shrink_to_fit();
+  }
+};
+
+}  // namespace npu::emu::kmd

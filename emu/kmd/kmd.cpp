@@ -1,0 +1,206 @@
+// Kmd: the entry points (open, close, ioctl, mmap) and the ioctl dispatch table, shaped as
+// the kernel's drm_ioctl(): decode the request, check it against the table entry, copy the
+// argument in, call the handler, copy the argument out.
+#include "npu/emu/kmd.h"
+
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "driver.h"
+#include "log.h"
+#include "npu_accel.h"
+
+namespace npu::emu {
+
+namespace kmd {
+namespace {
+
+struct IoctlDesc {
+  IoctlHandler handler;
+  uint32_t size;  // expected _IOC_SIZE, the size of the argument struct
+  const char* name;
+};
+
+// Indexed by _IOC_NR(request) - DRM_COMMAND_BASE, as drm-shim's per-driver table.
+constexpr std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> kIoctls = [] {
+  std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> t{};
+  t[DRM_NPU_GET_PARAM] = {ioctl_get_param, sizeof(drm_npu_get_param), "GET_PARAM"};
+  t[DRM_NPU_QUERY] = {ioctl_query, sizeof(drm_npu_query), "QUERY"};
+  t[DRM_NPU_BO_CREATE] = {ioctl_bo_create, sizeof(drm_npu_bo_create), "BO_CREATE"};
+  t[DRM_NPU_BO_INFO] = {ioctl_bo_info, sizeof(drm_npu_bo_info), "BO_INFO"};
+  t[DRM_NPU_BO_CLOSE] = {ioctl_bo_close, sizeof(drm_npu_bo_close), "BO_CLOSE"};
+  t[DRM_NPU_CTX_CREATE] = {ioctl_ctx_create, sizeof(drm_npu_ctx_create), "CTX_CREATE"};
+  t[DRM_NPU_CTX_DESTROY] = {ioctl_ctx_destroy, sizeof(drm_npu_ctx_destroy), "CTX_DESTROY"};
+  t[DRM_NPU_SUBMIT] = {ioctl_submit, sizeof(drm_npu_submit), "SUBMIT"};
+  t[DRM_NPU_WAIT] = {ioctl_wait, sizeof(drm_npu_wait), "WAIT"};
+  return t;
+}();
+
+constexpr size_t kMaxArgSize = 128;
+static_assert(sizeof(drm_npu_wait) <= kMaxArgSize && sizeof(drm_npu_submit) <= kMaxArgSize &&
+              sizeof(drm_npu_query) <= kMaxArgSize && sizeof(drm_npu_bo_info) <= kMaxArgSize);
+
+int fail(int err) {
+  errno = err;
+  return -1;
+}
+
+}  // namespace
+}  // namespace kmd
+
+struct Kmd::Impl {
+  explicit Impl(isa::DeviceConfig cfg) : drv(std::move(cfg)) {}
+
+  ~Impl() {
+    // Close what the user left open, so that no job outlives the scheduler.
+    std::unordered_map<int, std::shared_ptr<kmd::File>> left;
+    {
+      std::unique_lock lk(files_mu);
+      left.swap(files);
+    }
+    for (auto& [fd, file] : left) release(*file);
+  }
+
+  std::shared_ptr<kmd::File> lookup(int fd) {
+    std::shared_lock lk(files_mu);
+    const auto it = files.find(fd);
+    return it == files.end() ? nullptr : it->second;
+  }
+
+  /// Aborts the file's queued jobs, waits for its running ones, frees its BOs and the fd.
+  void release(kmd::File& file) {
+    std::vector<std::shared_ptr<kmd::Context>> contexts;
+    {
+      std::lock_guard lk(file.mu);
+      contexts = file.close_locked();
+    }
+    for (auto& ctx : contexts) drv.scheduler->drain(*ctx);
+    {
+      std::lock_guard lk(file.mu);
+      file.release_bos_locked();
+    }
+    ::close(file.fd());
+  }
+
+  kmd::Driver drv;
+  std::shared_mutex files_mu;
+  std::unordered_map<int, std::shared_ptr<kmd::File>> files;
+};
+
+Kmd::Kmd(isa::DeviceConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {}
+
+Kmd::~Kmd() = default;
+
+const isa::DeviceConfig& Kmd::config() const {
+  return impl_->drv.cfg;
+}
+
+int Kmd::open() {
+  // A real descriptor, so numbers never clash with other files of the process (or other
+  // Kmd instances); it carries no state of its own.
+  const int fd = ::eventfd(0, EFD_CLOEXEC);
+  if (fd < 0) return -1;
+  auto file = std::make_shared<kmd::File>(fd);
+  {
+    std::unique_lock lk(impl_->files_mu);
+    impl_->files.emplace(fd, std::move(file));
+  }
+  kmd::log().debug("open: fd {}", fd);
+  return fd;
+}
+
+int Kmd::close(int fd) {
+  std::shared_ptr<kmd::File> file;
+  {
+    std::unique_lock lk(impl_->files_mu);
+    const auto it = impl_->files.find(fd);
+    if (it == impl_->files.end()) return kmd::fail(EBADF);
+    file = std::move(it->second);
+    impl_->files.erase(it);
+  }
+  kmd::log().debug("close: fd {}", fd);
+  impl_->release(*file);
+  return 0;
+}
+
+int Kmd::ioctl(int fd, unsigned long request, void* arg) {
+  using kmd::log;
+  const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
+  if (file == nullptr) return kmd::fail(EBADF);
+
+  const unsigned nr = _IOC_NR(request);
+  if (_IOC_TYPE(request) != DRM_IOCTL_BASE || nr < DRM_COMMAND_BASE ||
+      nr - DRM_COMMAND_BASE >= kmd::kIoctls.size()) {
+    log().warn("ioctl: unknown request {:#x} (type {:#x}, nr {:#x}) on fd {}", request,
+               _IOC_TYPE(request), nr, fd);
+    return kmd::fail(EINVAL);
+  }
+  const kmd::IoctlDesc& desc = kmd::kIoctls[nr - DRM_COMMAND_BASE];
+  // Difference with the kernel: drm_ioctl() accepts a smaller or larger _IOC_SIZE and
+  // zero-extends or truncates the struct (ABI growth); we want an exact match so that a
+  // mismatched header is caught at once.
+  if (_IOC_DIR(request) != (_IOC_READ | _IOC_WRITE) || _IOC_SIZE(request) != desc.size) {
+    log().warn("ioctl {}: request {:#x} has direction {} size {}, expected read|write size {}",
+               desc.name, request, _IOC_DIR(request), _IOC_SIZE(request), desc.size);
+    return kmd::fail(EINVAL);
+  }
+  if (arg == nullptr) {
+    log().debug("ioctl {}: null argument", desc.name);
+    return kmd::fail(EFAULT);
+  }
+
+  alignas(8) std::byte data[kmd::kMaxArgSize];
+  std::memcpy(data, arg, desc.size);
+  const int ret = desc.handler(impl_->drv, *file, data);
+  // As drm_ioctl(): the struct is copied out whatever the result (WAIT reports TIMEOUT).
+  std::memcpy(arg, data, desc.size);
+  if (ret < 0) {
+    log().debug("ioctl {} on fd {}: {}", desc.name, fd, std::strerror(-ret));
+    return kmd::fail(-ret);
+  }
+  return 0;
+}
+
+void* Kmd::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
+  if (file == nullptr) {
+    errno = EBADF;
+    return MAP_FAILED;
+  }
+  std::shared_ptr<kmd::BoMemory> mem;
+  {
+    std::lock_guard lk(file->mu);
+    const auto bo = file->find_bo_by_offset_locked(static_cast<uint64_t>(offset));
+    if (bo != nullptr && length > 0 && kmd::round_up(length, kmd::kPageSize) <= bo->size) {
+      mem = bo->mem;
+    }
+  }
+  if (mem == nullptr) {
+    kmd::log().debug("mmap: no bo at offset {:#x} with {} bytes on fd {}", offset, length, fd);
+    errno = EINVAL;
+    return MAP_FAILED;
+  }
+  // The user's mapping must see the device's writes and the other way round.
+  const int type = flags & MAP_TYPE;
+  if (type != MAP_SHARED && type != MAP_SHARED_VALIDATE) {
+    kmd::log().debug("mmap: bo mappings must be MAP_SHARED");
+    errno = EINVAL;
+    return MAP_FAILED;
+  }
+  return ::mmap(addr, length, prot, flags, mem->fd(), 0);
+}
+
+int Kmd::munmap(void* addr, size_t length) {
+  return ::munmap(addr, length);
+}
+
+}  // namespace npu::emu

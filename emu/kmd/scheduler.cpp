@@ -1,0 +1,219 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "log.h"
+#include "uaccess.h"
+
+namespace npu::emu::kmd {
+namespace {
+
+const char* fault_name(uint32_t kind) {
+  switch (kind) {
+    case DRM_NPU_FAULT_PARSE:
+      return "parse";
+    case DRM_NPU_FAULT_MMU:
+      return "mmu";
+    case DRM_NPU_FAULT_SRAM_RANGE:
+      return "sram range";
+    case DRM_NPU_FAULT_SEMAPHORE:
+      return "semaphore";
+    case DRM_NPU_FAULT_WATCHDOG:
+      return "watchdog";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+Scheduler::Scheduler(Device& device, uint32_t watchdog_ms)
+    : device_(device), watchdog_(watchdog_ms) {
+  runner_ = std::thread([this] { run_loop(); });
+  watchdog_thread_ = std::thread([this] { watchdog_loop(); });
+}
+
+Scheduler::~Scheduler() {
+  {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+    // Files are closed (and their contexts drained) before the scheduler goes; anything
+    // still queued here is aborted.
+    for (auto& list : runlists_) {
+      while (!list.empty()) abort_queued_locked(*list.front());
+    }
+  }
+  work_cv_.notify_all();
+  runner_.join();
+  watchdog_cv_.notify_all();
+  watchdog_thread_.join();
+}
+
+int Scheduler::submit(Context& ctx, const std::shared_ptr<Job>& job) {
+  bool wake = false;
+  {
+    std::lock_guard lk(mu_);
+    if (ctx.destroyed) return -ENOENT;
+    if (ctx.banned.load(std::memory_order_relaxed)) return -ECANCELED;
+    if (!ctx.can_accept()) return -ENOMEM;
+    job->submit_ns = monotonic_ns();
+    ctx.install(job);
+    ctx.queue.push_back(job);
+    if (!ctx.in_runlist) {
+      runlists_[ctx.priority()].push_back(&ctx);
+      ctx.in_runlist = true;
+    }
+    wake = runner_idle_;
+  }
+  if (wake) work_cv_.notify_one();
+  return 0;
+}
+
+void Scheduler::drain(Context& ctx) {
+  std::unique_lock lk(mu_);
+  ctx.destroyed = true;
+  abort_queued_locked(ctx);
+  ++ctx.waiters;
+  ctx.cv.wait(lk, [&] { return !ctx.running; });
+  --ctx.waiters;
+}
+
+bool Scheduler::runlists_empty() const {
+  return std::all_of(runlists_.begin(), runlists_.end(), [](const auto& l) { return l.empty(); });
+}
+
+std::shared_ptr<Job> Scheduler::pick_locked() {
+  for (auto it = runlists_.rbegin(); it != runlists_.rend(); ++it) {
+    auto& list = *it;
+    if (list.empty()) continue;
+    Context* ctx = list.front();
+    list.pop_front();
+    std::shared_ptr<Job> job = std::move(ctx->queue.front());
+    ctx->queue.pop_front();
+    // Round-robin: a context with more work goes to the back of its priority's list.
+    if (!ctx->queue.empty()) {
+      list.push_back(ctx);
+    } else {
+      ctx->in_runlist = false;
+    }
+    return job;
+  }
+  return nullptr;
+}
+
+void Scheduler::run_loop() {
+  std::unique_lock lk(mu_);
+  for (;;) {
+    while (!stop_ && runlists_empty()) {
+      runner_idle_ = true;
+      work_cv_.wait(lk);
+      runner_idle_ = false;
+    }
+    if (stop_) break;
+    std::shared_ptr<Job> job = pick_locked();
+    job->ctx->running = true;
+    running_ = job.get();
+    running_since_ = Clock::now();
+    reset_issued_ = false;
+    job->start_ns = monotonic_ns();
+    const bool wake_watchdog = watchdog_idle_ && watchdog_.count() > 0;
+    lk.unlock();
+    if (wake_watchdog) watchdog_cv_.notify_one();
+
+    log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
+    JobResult result = device_.run(job->program, job->mmu);
+    const uint64_t end_ns = monotonic_ns();
+    job->release_inputs();  // the runner owns the inputs of a dequeued job
+
+    lk.lock();
+    const bool reset = reset_issued_;
+    running_ = nullptr;
+    retire_locked(*job, std::move(result), end_ns, reset);
+  }
+}
+
+void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
+                              bool reset_by_watchdog) {
+  Context& ctx = *job.ctx;
+  if (reset_by_watchdog && result.status != DRM_NPU_JOB_OK) {
+    // The device stopped this job because the watchdog reset it: it is the guilty one.
+    result.status = DRM_NPU_JOB_ERROR;
+    if (result.fault.kind == DRM_NPU_FAULT_NONE) result.fault.kind = DRM_NPU_FAULT_WATCHDOG;
+  }
+  job.status = result.status;
+  job.fault = result.fault;
+  job.profile = std::move(result.profile);
+  job.end_ns = end_ns;
+  job.retired = true;
+  ctx.running = false;
+  ctx.last_completed = std::max(ctx.last_completed, job.seqno);
+  if (job.seqno > Context::kTimelineRetained) {
+    if (auto old = ctx.find(job.seqno - Context::kTimelineRetained)) {
+      old->profile.timeline = {};
+      old->profile.irq_values = {};
+    }
+  }
+
+  account_locked(job.profile);
+  if (job.status == DRM_NPU_JOB_OK) {
+    ++counters_.jobs_completed;
+  } else if (job.status == DRM_NPU_JOB_ERROR) {
+    ++counters_.jobs_faulted;
+    if (job.fault.kind == DRM_NPU_FAULT_WATCHDOG) {
+      ++ctx.reset_count;
+      ++counters_.device_resets;
+    }
+    // A watchdog reset was already logged by the watchdog; device faults are routine for
+    // fuzzing and SKIP_VALIDATION users, so they log at info.
+    log().log(job.fault.kind == DRM_NPU_FAULT_WATCHDOG ? spdlog::level::warn : spdlog::level::info,
+              "ctx {} seqno {}: {} fault on {} at command {}, address {:#x}; context banned",
+              ctx.id(), job.seqno, fault_name(job.fault.kind),
+              isa::engine_name(static_cast<uint8_t>(job.fault.engine)), job.fault.cmd_index,
+              job.fault.address);
+    ban_locked(ctx, job.fault, job.seqno);
+  }
+  if (ctx.waiters > 0) ctx.cv.notify_all();
+}
+
+void Scheduler::ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno) {
+  ctx.banned.store(true, std::memory_order_relaxed);
+  ctx.last_fault = fault;
+  ctx.fault_seqno = seqno;
+  abort_queued_locked(ctx);
+}
+
+void Scheduler::abort_queued_locked(Context& ctx) {
+  if (ctx.in_runlist) {
+    auto& list = runlists_[ctx.priority()];
+    list.erase(std::remove(list.begin(), list.end(), &ctx), list.end());
+    ctx.in_runlist = false;
+  }
+  if (ctx.queue.empty()) return;
+  const uint64_t now = monotonic_ns();
+  for (auto& job : ctx.queue) {
+    job->status = DRM_NPU_JOB_ABORTED;
+    job->end_ns = now;
+    job->retired = true;
+    job->release_inputs();
+    ctx.last_completed = std::max(ctx.last_completed, job->seqno);
+  }
+  log().debug("ctx {}: aborted {} queued jobs", ctx.id(), ctx.queue.size());
+  ctx.queue.clear();
+  if (ctx.waiters > 0) ctx.cv.notify_all();
+}
+
+void Scheduler::account_locked(const JobProfile& p) {
+  counters_.total_cycles += p.cycles;
+  for (size_t e = 0; e < DRM_NPU_MAX_ENGINES; ++e) {
+    counters_.busy_cycles[e] += p.busy_cycles[e];
+    counters_.commands[e] += p.commands[e];
+  }
+  counters_.dma_bytes_in += p.dma_bytes_in;
+  counters_.dma_bytes_out += p.dma_bytes_out;
+  counters_.macs += p.macs;
+  counters_.vector_elements += p.vector_elements;
+  counters_.semaphore_stall_cycles += p.semaphore_stall_cycles;
+}
+
+}  // namespace npu::emu::kmd

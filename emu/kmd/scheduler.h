@@ -1,0 +1,95 @@
+// Scheduler: queues the jobs of every context of every file and feeds them to the Device one
+// at a time. Policy: strict context priority (REALTIME > HIGH > NORMAL > LOW); within one
+// priority, round-robin between contexts (one job each in turn) and FIFO within a context.
+//
+// Two threads: the runner (picks a job, calls Device::run(), retires the job) and the
+// watchdog (resets the device when the running job exceeds the configured time). A job that
+// ends with status ERROR (a fault, or the watchdog's reset) bans its context: the context's
+// queued jobs are aborted and later SUBMITs fail with ECANCELED; other contexts go on.
+//
+// Threading: every public method may be called from any thread. One mutex guards the run
+// lists, the contexts' scheduling state, job results and the counters; each context has a
+// condition variable notified when one of its jobs retires (WAIT and drain sleep on it).
+// The submit path notifies the runner only when it sleeps, and the runner the watchdog only
+// when the watchdog is disarmed, so a busy device costs no extra wake-ups per job.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "context.h"
+#include "job.h"
+#include "npu/emu/device.h"
+#include "npu_accel.h"
+
+namespace npu::emu::kmd {
+
+class Scheduler {
+ public:
+  /// `watchdog_ms` 0 disables the watchdog.
+  Scheduler(Device& device, uint32_t watchdog_ms);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Assigns the job its seqno and queues it. 0, or -ENOENT (context destroyed),
+  /// -ECANCELED (banned), -ENOMEM (retention ring full of unretired jobs).
+  int submit(Context& ctx, const std::shared_ptr<Job>& job);
+
+  /// Marks the context destroyed, aborts its queued jobs and waits for its running job.
+  void drain(Context& ctx);
+
+  // Fences and queries (fence.cpp).
+
+  /// WAIT on ctx: fills status/fault/times/cycles. 0, -ENOENT, -EBUSY, -ETIMEDOUT.
+  int wait(Context& ctx, drm_npu_wait& w);
+  /// QUERY CONTEXT_STATE.
+  drm_npu_context_state context_state(const Context& ctx);
+  /// QUERY JOB_PROFILE: header plus entries into `out`. 0, -ENOENT, -EBUSY (not retired).
+  int job_profile(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
+  /// QUERY COUNTERS.
+  drm_npu_counters counters();
+
+ private:
+  using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC on Linux
+
+  void run_loop();
+  void watchdog_loop();  // watchdog.cpp
+  bool runlists_empty() const;
+  std::shared_ptr<Job> pick_locked();
+  void retire_locked(Job& job, JobResult&& result, uint64_t end_ns, bool reset_by_watchdog);
+  void ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno);
+  void abort_queued_locked(Context& ctx);
+  void account_locked(const JobProfile& p);
+
+  Device& device_;
+  const std::chrono::milliseconds watchdog_;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;      // runner: a job was queued / stop
+  std::condition_variable watchdog_cv_;  // watchdog: a job started / stop
+  std::array<std::deque<Context*>, DRM_NPU_PRIORITY_REALTIME + 1> runlists_;
+  bool stop_ = false;
+  bool runner_idle_ = false;
+  bool watchdog_idle_ = false;
+
+  // The job on the device (runner sets, watchdog reads).
+  Job* running_ = nullptr;
+  Clock::time_point running_since_{};
+  bool reset_issued_ = false;  // the watchdog reset the device during running_
+
+  drm_npu_counters counters_{};
+
+  std::thread runner_;
+  std::thread watchdog_thread_;
+};
+
+}  // namespace npu::emu::kmd
