@@ -39,11 +39,12 @@ test-tsan: deps
 # Everything CI runs: the suite, then the suite under ASan+UBSan and under TSan.
 test: test-plain test-asan test-tsan
 
-# Google Benchmark of the engine kernels (not part of `make test`).
+# Google Benchmarks of the engine kernels and the submission path (not part of `make test`).
 bench: deps
 	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DNPU_BUILD_BENCH=ON $(CMAKE_FLAGS)
-	cmake --build build-bench -j $(JOBS) --target bench_kernels
+	cmake --build build-bench -j $(JOBS) --target bench_kernels bench_submit
 	./build-bench/bench/bench_kernels
+	NPU_LOG_LEVEL=off ./build-bench/bench/bench_submit
 
 format:
 	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i

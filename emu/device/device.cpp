@@ -353,6 +353,10 @@ struct Device::Impl {
     {
       std::unique_lock lk(mu);
       for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
+        if (dispatched[k] == 0) {  // an engine the job never used needs no wake-up
+          engines[k].done = true;
+          continue;
+        }
         engines[k].queue.push_back({kEndOfJob, 0});
         engines[k].cv.notify_one();
       }

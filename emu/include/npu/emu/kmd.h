@@ -4,8 +4,8 @@
 // Per open file: BO handles, a device-VA allocator (the file's address space, shared by its
 // contexts) and contexts; all freed on close. Jobs from all files are scheduled by context
 // priority (round-robin between contexts of one priority, FIFO within a context) and run one
-// at a time; a watchdog resets the device when
-// a job runs longer than the configured time and bans the guilty context.
+// at a time; a watchdog resets the device when a job runs longer than the configured time and
+// bans the guilty context.
 // Thread-safe: every entry point may be called from any thread.
 #pragma once
 
