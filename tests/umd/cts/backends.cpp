@@ -1,0 +1,97 @@
+// The backends the conformance suite runs against, and the shared fixture.
+#include <cstring>
+
+#include "cts.h"
+#include "npu/emulator_kernel.h"
+#include "npu/testing/mock_kernel.h"
+#include "npu/tracing_kernel.h"
+
+namespace npu::cts {
+
+isa::DeviceConfig cts_config() {
+  isa::DeviceConfig cfg;
+  cfg.watchdog_ms = 300;
+  return cfg;
+}
+
+const std::vector<Backend>& backends() {
+  static const std::vector<Backend> list = {
+      {"emulator",
+       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+         return std::make_shared<EmulatorKernel>(cfg);
+       },
+       {}},
+      // The shipped gmock mock with its default actions: everything delegates to an
+      // emulator, so libnpu must behave identically through the mock.
+      {"mock",
+       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+         return std::make_shared<::testing::NiceMock<testing::FakeNpuKernel>>(cfg);
+       },
+       {}},
+      // The ioctl tracer must be transparent (results, errno, out-fields).
+      {"traced",
+       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+         return std::make_shared<TracingKernel>(std::make_shared<EmulatorKernel>(cfg),
+                                                [](std::string_view) {});
+       },
+       {}},
+  };
+  return list;
+}
+
+std::string backend_name(const ::testing::TestParamInfo<Backend>& info) {
+  return info.param.name;
+}
+
+void CtsTest::SetUp() {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  // "Backends/BufferCts" + "AllocateMapWriteRead/emulator" -> "BufferCts.AllocateMapWriteRead"
+  std::string suite = test->test_suite_name();
+  suite = suite.substr(suite.find('/') + 1);
+  std::string name = test->name();
+  name = name.substr(0, name.find('/'));
+  if (const auto it = GetParam().unsupported.find(suite + "." + name);
+      it != GetParam().unsupported.end()) {
+    GTEST_SKIP() << "unsupported on " << GetParam().name << ": " << it->second;
+  }
+  kernel_ = GetParam().make(cts_config());
+  auto dev = Device::open_with(kernel_, "emu:");
+  ASSERT_TRUE(dev) << dev.error().message;
+  device_.emplace(std::move(*dev));
+}
+
+Buffer CtsTest::floats(const std::vector<float>& values) {
+  auto b = Buffer::allocate(*device_, values.size() * sizeof(float));
+  EXPECT_TRUE(b) << b.error().message;
+  auto w = b->write(0, std::as_bytes(std::span(values)));
+  EXPECT_TRUE(w) << w.error().message;
+  return std::move(*b);
+}
+
+std::vector<float> CtsTest::read_floats(Buffer& b, size_t n) {
+  std::vector<float> out(n);
+  auto r = b.read(0, std::as_writable_bytes(std::span(out)));
+  EXPECT_TRUE(r) << r.error().message;
+  return out;
+}
+
+void record_relu(CommandBuffer& cb, const Buffer& src, const Buffer& dst, uint32_t n) {
+  const uint32_t out_sram = (n * 4 + 63) / 64 * 64;
+  cb.dma_load(src, 0, {.sram = 0, .elem_size = 4, .size = {n, 1, 1}});
+  cb.sem_signal(NPU_ENGINE_DMA_IN, 0);
+  cb.sem_wait(NPU_ENGINE_VECTOR, 0);
+  cb.activation({.func = NPU_ACT_RELU,
+                 .dtype = NPU_DTYPE_FP32,
+                 .shape = {1, 1, 1, n},
+                 .in_addr = 0,
+                 .out_addr = out_sram});
+  cb.sem_signal(NPU_ENGINE_VECTOR, 1);
+  cb.sem_wait(NPU_ENGINE_DMA_OUT, 1);
+  cb.dma_store(dst, 0, {.sram = out_sram, .elem_size = 4, .size = {n, 1, 1}});
+}
+
+void record_hang(CommandBuffer& cb) {
+  cb.sem_wait(NPU_ENGINE_DMA_OUT, 1);
+}
+
+}  // namespace npu::cts

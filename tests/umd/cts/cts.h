@@ -1,0 +1,71 @@
+// The libnpu conformance suite: written once, run against every backend below the
+// KernelInterface seam (as IREE's hal/cts). A backend registers only a factory and a list of
+// tests it does not support, with the reason; everything else must pass on it.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "npu/buffer.h"
+#include "npu/command_buffer.h"
+#include "npu/context.h"
+#include "npu/device.h"
+#include "npu/isa/device_config.h"
+#include "npu/job.h"
+#include "npu/kernel.h"
+
+namespace npu::cts {
+
+struct Backend {
+  std::string name;
+  /// A fresh kernel (a fresh device) for one test.
+  std::function<std::shared_ptr<KernelInterface>(const isa::DeviceConfig&)> make;
+  /// "Suite.Test" -> why this backend cannot run it.
+  std::map<std::string, std::string> unsupported;
+};
+
+/// gtest prints the backend by name.
+inline void PrintTo(const Backend& b, std::ostream* os) {
+  *os << b.name;
+}
+
+/// The registered backends (backends.cpp).
+const std::vector<Backend>& backends();
+
+/// The device config every conformance test runs with: defaults plus a short watchdog, so
+/// hung-job tests finish quickly.
+isa::DeviceConfig cts_config();
+
+class CtsTest : public ::testing::TestWithParam<Backend> {
+ protected:
+  void SetUp() override;
+
+  /// A buffer of `n` floats holding `values` (or zeros).
+  Buffer floats(const std::vector<float>& values);
+  std::vector<float> read_floats(Buffer& b, size_t n);
+
+  std::shared_ptr<KernelInterface> kernel_;
+  std::optional<Device> device_;
+};
+
+/// DMA `n` floats from `src` into SRAM, RELU them on the vector engine, DMA them to `dst`.
+void record_relu(CommandBuffer& cb, const Buffer& src, const Buffer& dst, uint32_t n);
+
+/// A job that never ends by itself: DMA_OUT waits on a semaphore nobody signals.
+void record_hang(CommandBuffer& cb);
+
+std::string backend_name(const ::testing::TestParamInfo<Backend>& info);
+
+}  // namespace npu::cts
+
+/// Instantiates a conformance fixture (a subclass of CtsTest) for every backend.
+#define NPU_CTS_INSTANTIATE(Suite)                                                       \
+  INSTANTIATE_TEST_SUITE_P(Backends, Suite, ::testing::ValuesIn(::npu::cts::backends()), \
+                           ::npu::cts::backend_name)

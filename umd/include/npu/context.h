@@ -1,0 +1,72 @@
+// Context: an execution context (a job queue with a priority) on a Device.
+//
+// Semantics: jobs of one context run in submission order; the kernel schedules contexts by
+// priority (REALTIME > HIGH > NORMAL > LOW, when DRM_NPU_CAP_PRIORITY) and round-robin within
+// a priority. submit() finalizes the command buffer if needed (validating it against the
+// device, see command_buffer.h), uploads it and queues it; it returns once the kernel copied
+// and checked the buffer, so the CommandBuffer and the Buffers it references may be changed
+// or dropped afterwards. A job that faults (or hangs until the watchdog resets the device)
+// bans its context: its queued jobs end ABORTED and later submits fail with ECANCELED;
+// state() reports the ban and the fault. Create a new Context to go on.
+//
+// Errors: submit() names the context and the ioctl errno, e.g. "submit: ctx 3: SUBMIT
+// failed: Operation canceled (context banned)"; finalize errors come through unchanged.
+//
+// Threading: submit() and state() may be called from several threads at once.
+// Lifetime: move-only. The kernel context (CTX_DESTROY) goes away when the Context and all
+// Jobs submitted on it are gone; it keeps its Device's shared state alive.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "npu/command_buffer.h"
+#include "npu/device.h"
+#include "npu/expected.h"
+#include "npu/job.h"
+
+namespace npu {
+
+enum class Priority : uint32_t {
+  kLow = DRM_NPU_PRIORITY_LOW,
+  kNormal = DRM_NPU_PRIORITY_NORMAL,
+  kHigh = DRM_NPU_PRIORITY_HIGH,
+  kRealtime = DRM_NPU_PRIORITY_REALTIME,
+};
+
+struct ContextState {
+  bool banned = false;
+  Priority priority = Priority::kNormal;
+  uint32_t reset_count = 0;     // device resets this context caused
+  uint64_t last_submitted = 0;  // last seqno handed out
+  uint64_t last_completed = 0;  // last seqno retired
+  uint64_t fault_seqno = 0;     // job that latched last_fault, 0 when none
+  Fault last_fault;
+};
+
+class Context {
+ public:
+  static Expected<Context> create(const Device& device, Priority priority = Priority::kNormal);
+
+  Context(Context&&) noexcept = default;
+  Context& operator=(Context&&) noexcept = default;
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+  ~Context() = default;
+
+  /// Finalizes `cmdbuf` when needed and queues it.
+  Expected<Job> submit(CommandBuffer& cmdbuf);
+  Expected<ContextState> state() const;
+
+  uint32_t id() const;
+  Priority priority() const;
+  /// The Device this context belongs to.
+  Device device() const;
+  explicit operator bool() const { return ctx_ != nullptr; }
+
+ private:
+  explicit Context(std::shared_ptr<detail::ContextHandle> ctx) : ctx_(std::move(ctx)) {}
+  std::shared_ptr<detail::ContextHandle> ctx_;
+};
+
+}  // namespace npu

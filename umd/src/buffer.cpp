@@ -1,0 +1,140 @@
+// Buffer: BO_CREATE + BO_INFO at allocation, lazy mmap, BO_CLOSE at destruction.
+#include "npu/buffer.h"
+
+#include <fmt/format.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "state.h"
+
+namespace npu {
+
+Expected<Buffer> Buffer::allocate(const Device& device, uint64_t size, BufferOptions options) {
+  const auto& dev = device.state();
+  const std::string who =
+      options.fixed_va ? fmt::format("allocate: {} bytes at va {:#x}", size, *options.fixed_va)
+                       : fmt::format("allocate: {} bytes", size);
+  drm_npu_bo_create c{};
+  c.size = size;
+  if (options.device_read_only) c.flags |= DRM_NPU_BO_DEVICE_READ_ONLY;
+  if (options.fixed_va) {
+    c.flags |= DRM_NPU_BO_FIXED_VA;
+    c.device_addr = *options.fixed_va;
+  }
+  NPU_TRY(dev->ioctl(DRM_IOCTL_NPU_BO_CREATE, &c, who));
+
+  Buffer b;  // from here on the destructor closes the handle if a later step fails
+  b.dev_ = dev;
+  b.handle_ = c.handle;
+  b.size_ = size;
+  b.read_only_ = options.device_read_only;
+  drm_npu_bo_info info{};
+  info.handle = c.handle;
+  NPU_TRY(dev->ioctl(DRM_IOCTL_NPU_BO_INFO, &info, fmt::format("{}: bo {}", who, c.handle)));
+  b.va_ = info.device_addr;
+  b.bo_size_ = info.size;
+  b.mmap_offset_ = info.mmap_offset;
+  return b;
+}
+
+Buffer::Buffer(Buffer&& other) noexcept
+    : dev_(std::move(other.dev_)),
+      handle_(std::exchange(other.handle_, 0)),
+      va_(std::exchange(other.va_, 0)),
+      size_(std::exchange(other.size_, 0)),
+      bo_size_(std::exchange(other.bo_size_, 0)),
+      mmap_offset_(std::exchange(other.mmap_offset_, 0)),
+      read_only_(std::exchange(other.read_only_, false)),
+      map_(std::exchange(other.map_, nullptr)) {}
+
+Buffer& Buffer::operator=(Buffer&& other) noexcept {
+  if (this != &other) {
+    (void)release();  // errors are logged by release()
+    dev_ = std::move(other.dev_);
+    handle_ = std::exchange(other.handle_, 0);
+    va_ = std::exchange(other.va_, 0);
+    size_ = std::exchange(other.size_, 0);
+    bo_size_ = std::exchange(other.bo_size_, 0);
+    mmap_offset_ = std::exchange(other.mmap_offset_, 0);
+    read_only_ = std::exchange(other.read_only_, false);
+    map_ = std::exchange(other.map_, nullptr);
+  }
+  return *this;
+}
+
+Buffer::~Buffer() {
+  (void)release();
+}
+
+Expected<void> Buffer::close() {
+  return release();
+}
+
+Expected<void> Buffer::release() {
+  if (handle_ == 0) return ok();
+  Expected<void> result;
+  if (map_ != nullptr) {
+    if (dev_->kernel->munmap(map_, bo_size_) != 0) {
+      const int err = errno;
+      result = make_error(
+          err, fmt::format("close: bo {}: munmap failed: {}", handle_, std::strerror(err)));
+    }
+    map_ = nullptr;
+  }
+  drm_npu_bo_close c{};
+  c.handle = handle_;
+  if (auto r = dev_->ioctl(DRM_IOCTL_NPU_BO_CLOSE, &c, fmt::format("close: bo {}", handle_));
+      !r && result) {
+    result = r.error();
+  }
+  if (!result) detail::log().warn("{}", result.error().message);
+  handle_ = 0;
+  dev_.reset();
+  return result;
+}
+
+Expected<std::span<std::byte>> Buffer::map() {
+  if (handle_ == 0) return make_error(EBADF, "map: buffer is empty (moved from or closed)");
+  if (map_ == nullptr) {
+    void* p = dev_->kernel->mmap(nullptr, bo_size_, PROT_READ | PROT_WRITE, MAP_SHARED, dev_->fd,
+                                 static_cast<off_t>(mmap_offset_));
+    if (p == MAP_FAILED) {
+      const int err = errno;
+      return make_error(err, fmt::format("map: bo {} ({} bytes at offset {:#x}): mmap failed: {}",
+                                         handle_, bo_size_, mmap_offset_, std::strerror(err)));
+    }
+    map_ = static_cast<std::byte*>(p);
+  }
+  return std::span<std::byte>(map_, size_);
+}
+
+std::span<std::byte> Buffer::bytes() const {
+  return map_ == nullptr ? std::span<std::byte>() : std::span<std::byte>(map_, size_);
+}
+
+Expected<void> Buffer::write(uint64_t offset, std::span<const std::byte> data) {
+  if (offset > size_ || data.size() > size_ - offset) {
+    return make_error(ERANGE, fmt::format("write: bo {}: {} bytes at offset {} exceed its {} bytes",
+                                          handle_, data.size(), offset, size_));
+  }
+  auto m = map();
+  if (!m) return m.error();
+  if (!data.empty()) std::memcpy(m->data() + offset, data.data(), data.size());
+  return ok();
+}
+
+Expected<void> Buffer::read(uint64_t offset, std::span<std::byte> out) {
+  if (offset > size_ || out.size() > size_ - offset) {
+    return make_error(ERANGE, fmt::format("read: bo {}: {} bytes at offset {} exceed its {} bytes",
+                                          handle_, out.size(), offset, size_));
+  }
+  auto m = map();
+  if (!m) return m.error();
+  if (!out.empty()) std::memcpy(out.data(), m->data() + offset, out.size());
+  return ok();
+}
+
+}  // namespace npu

@@ -1,0 +1,115 @@
+// Context: CTX_CREATE / CTX_DESTROY, SUBMIT and QUERY CONTEXT_STATE.
+#include "npu/context.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <vector>
+
+#include "state.h"
+
+namespace npu {
+
+namespace detail {
+
+ContextHandle::~ContextHandle() {
+  drm_npu_ctx_destroy d{};
+  d.ctx_id = id;
+  if (auto r =
+          dev->ioctl(DRM_IOCTL_NPU_CTX_DESTROY, &d, fmt::format("destroy context: ctx {}", id));
+      !r) {
+    log().warn("{}", r.error().message);
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string_view submit_detail(int err) {
+  switch (err) {
+    case ECANCELED:
+      return "context banned";
+    case EFAULT:
+      return "a command reaches outside its referenced buffers";
+    case EINVAL:
+      return "command buffer or arguments rejected";
+    case ENOMEM:
+      return "queue full";
+    default:
+      return {};
+  }
+}
+
+}  // namespace
+
+Expected<Context> Context::create(const Device& device, Priority priority) {
+  drm_npu_ctx_create c{};
+  c.priority = static_cast<uint32_t>(priority);
+  NPU_TRY(device.state()->ioctl(
+      DRM_IOCTL_NPU_CTX_CREATE, &c,
+      fmt::format("create context: priority {}", static_cast<uint32_t>(priority))));
+  return Context(std::make_shared<detail::ContextHandle>(device.state(), c.ctx_id, priority));
+}
+
+uint32_t Context::id() const {
+  return ctx_->id;
+}
+
+Priority Context::priority() const {
+  return ctx_->priority;
+}
+
+Device Context::device() const {
+  return Device(ctx_->dev);
+}
+
+Expected<Job> Context::submit(CommandBuffer& cmdbuf) {
+  if (cmdbuf.device().state() != ctx_->dev) {
+    return make_error(EXDEV, fmt::format("submit: ctx {}: command buffer belongs to device {}",
+                                         ctx_->id, cmdbuf.device().path()));
+  }
+  if (!cmdbuf.finalized()) NPU_TRY(cmdbuf.finalize());
+
+  std::vector<drm_npu_bo_ref> refs;
+  refs.reserve(cmdbuf.uses().size() + 1);
+  refs.push_back({cmdbuf.bo()->handle(), DRM_NPU_ACCESS_READ});
+  for (const BufferUse& u : cmdbuf.uses()) refs.push_back({u.handle, u.access});
+
+  drm_npu_submit s{};
+  s.ctx_id = ctx_->id;
+  s.flags = cmdbuf.submit_flags();
+  s.cmd_handle = cmdbuf.bo()->handle();
+  s.bo_count = static_cast<uint32_t>(refs.size());
+  s.cmd_offset = 0;
+  s.cmd_size = cmdbuf.bytes().size();
+  s.bos = reinterpret_cast<uintptr_t>(refs.data());
+  if (const int err = ctx_->dev->do_ioctl(DRM_IOCTL_NPU_SUBMIT, &s); err != 0) {
+    return detail::ioctl_error(fmt::format("submit: ctx {}", ctx_->id), DRM_IOCTL_NPU_SUBMIT, err,
+                               submit_detail(err));
+  }
+  return Job(ctx_, s.seqno);
+}
+
+Expected<ContextState> Context::state() const {
+  drm_npu_context_state s{};
+  drm_npu_query q{};
+  q.type = DRM_NPU_QUERY_CONTEXT_STATE;
+  q.size = sizeof(s);
+  q.arg0 = ctx_->id;
+  q.data = reinterpret_cast<uintptr_t>(&s);
+  NPU_TRY(
+      ctx_->dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, fmt::format("context state: ctx {}", ctx_->id)));
+  ContextState out;
+  out.banned = s.state == DRM_NPU_CTX_STATE_BANNED;
+  out.priority = static_cast<Priority>(s.priority);
+  out.reset_count = s.reset_count;
+  out.last_submitted = s.last_submitted;
+  out.last_completed = s.last_completed;
+  out.fault_seqno = s.fault_seqno;
+  out.last_fault = {s.last_fault.kind, s.last_fault.engine, s.last_fault.cmd_index,
+                    s.last_fault.address};
+  return out;
+}
+
+}  // namespace npu

@@ -1,0 +1,58 @@
+// EmulatorKernel: forwards the seam's calls to an in-process emu::Kmd.
+#include "npu/emulator_kernel.h"
+
+#include <fmt/format.h>
+
+#include "npu/emu/kmd.h"
+
+namespace npu {
+
+EmulatorKernel::EmulatorKernel(isa::DeviceConfig config)
+    : kmd_(std::make_unique<emu::Kmd>(std::move(config))) {}
+
+EmulatorKernel::~EmulatorKernel() = default;
+
+Expected<std::shared_ptr<EmulatorKernel>> EmulatorKernel::create(std::string_view device) {
+  std::string_view rest;
+  if (device == "emu") {
+    rest = {};
+  } else if (device.starts_with("emu:")) {
+    rest = device.substr(4);
+  } else {
+    return make_error(EINVAL,
+                      fmt::format("open: device '{}': not an emulator device string ('emu:' or "
+                                  "'emu:/path/to/device-config.json')",
+                                  device));
+  }
+  isa::DeviceConfig cfg;
+  if (!rest.empty()) {
+    auto loaded = isa::DeviceConfig::load(std::string(rest));
+    if (!loaded) {
+      return make_error(loaded.error().code,
+                        fmt::format("open: device '{}': {}", device, loaded.error().message));
+    }
+    cfg = std::move(*loaded);
+  }
+  return std::make_shared<EmulatorKernel>(std::move(cfg));
+}
+
+int EmulatorKernel::open(std::string_view /*path*/) {
+  return kmd_->open();
+}
+int EmulatorKernel::close(int fd) {
+  return kmd_->close(fd);
+}
+int EmulatorKernel::ioctl(int fd, unsigned long request, void* arg) {
+  return kmd_->ioctl(fd, request, arg);
+}
+void* EmulatorKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  return kmd_->mmap(addr, length, prot, flags, fd, offset);
+}
+int EmulatorKernel::munmap(void* addr, size_t length) {
+  return kmd_->munmap(addr, length);
+}
+const isa::DeviceConfig& EmulatorKernel::config() const {
+  return kmd_->config();
+}
+
+}  // namespace npu

@@ -1,0 +1,139 @@
+// Job: WAIT (with the result cached once the job retired) and QUERY JOB_PROFILE.
+#include "npu/job.h"
+
+#include <fmt/format.h>
+#include <time.h>
+
+#include <cstring>
+#include <limits>
+
+#include "state.h"
+
+namespace npu {
+
+const char* to_string(JobStatus status) {
+  switch (status) {
+    case JobStatus::kOk:
+      return "ok";
+    case JobStatus::kError:
+      return "error";
+    case JobStatus::kAborted:
+      return "aborted";
+    case JobStatus::kTimeout:
+      return "timeout";
+  }
+  return "unknown";
+}
+
+const char* fault_kind_name(uint32_t kind) {
+  switch (kind) {
+    case DRM_NPU_FAULT_NONE:
+      return "none";
+    case DRM_NPU_FAULT_PARSE:
+      return "parse";
+    case DRM_NPU_FAULT_MMU:
+      return "mmu";
+    case DRM_NPU_FAULT_SRAM_RANGE:
+      return "sram_range";
+    case DRM_NPU_FAULT_SEMAPHORE:
+      return "semaphore";
+    case DRM_NPU_FAULT_WATCHDOG:
+      return "watchdog";
+    default:
+      return "unknown";
+  }
+}
+
+int64_t monotonic_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+Job::Job(std::shared_ptr<detail::ContextHandle> ctx, uint64_t seqno)
+    : ctx_(std::move(ctx)), seqno_(seqno), cache_(std::make_shared<detail::JobCache>()) {}
+
+uint32_t Job::context_id() const {
+  return ctx_->id;
+}
+
+Expected<JobResult> Job::wait(std::chrono::nanoseconds timeout) const {
+  if (timeout == kForever) return wait_until(std::numeric_limits<int64_t>::max());
+  if (timeout.count() <= 0) return wait_until(0);
+  const int64_t now = monotonic_ns();
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  return wait_until(timeout.count() > max - now ? max : now + timeout.count());
+}
+
+Expected<JobResult> Job::wait_until(int64_t deadline_ns) const {
+  {
+    std::lock_guard lk(cache_->mu);
+    if (cache_->result) return *cache_->result;
+  }
+  drm_npu_wait w{};
+  w.ctx_id = ctx_->id;
+  w.seqno = seqno_;
+  w.timeout_ns = deadline_ns;
+  if (const int err = ctx_->dev->do_ioctl(DRM_IOCTL_NPU_WAIT, &w); err != 0) {
+    std::string_view detail;
+    if (err == ETIMEDOUT) detail = "deadline passed, job still pending";
+    if (err == EBUSY) detail = "polled, job still pending";
+    if (err == ENOENT) detail = "job no longer retained or context gone";
+    return detail::ioctl_error(fmt::format("wait: ctx {} seqno {}", ctx_->id, seqno_),
+                               DRM_IOCTL_NPU_WAIT, err, detail);
+  }
+  JobResult r;
+  r.status = static_cast<JobStatus>(w.status);
+  r.fault = {w.fault.kind, w.fault.engine, w.fault.cmd_index, w.fault.address};
+  r.submit_ns = w.submit_ns;
+  r.start_ns = w.start_ns;
+  r.end_ns = w.end_ns;
+  r.cycles = w.cycles;
+  std::lock_guard lk(cache_->mu);
+  cache_->result = r;
+  return r;
+}
+
+Expected<JobProfile> Job::profile() const {
+  const std::string who = fmt::format("profile: ctx {} seqno {}", ctx_->id, seqno_);
+  drm_npu_query q{};
+  q.type = DRM_NPU_QUERY_JOB_PROFILE;
+  q.arg0 = ctx_->id;
+  q.arg1 = seqno_;
+  NPU_TRY(ctx_->dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, who));  // size only
+  std::vector<std::byte> raw(q.size);
+  if (raw.size() < sizeof(drm_npu_job_profile)) {
+    return make_error(EPROTO, fmt::format("{}: kernel reported {} bytes, less than the {}-byte "
+                                          "header",
+                                          who, raw.size(), sizeof(drm_npu_job_profile)));
+  }
+  q.data = reinterpret_cast<uintptr_t>(raw.data());
+  NPU_TRY(ctx_->dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, who));
+  raw.resize(std::min<size_t>(raw.size(), q.size));
+
+  drm_npu_job_profile h{};
+  std::memcpy(&h, raw.data(), sizeof(h));
+  const size_t room = (raw.size() - sizeof(h)) / sizeof(drm_npu_cmd_profile);
+  if (h.num_cmds > room) {
+    return make_error(EPROTO, fmt::format("{}: {} timeline entries announced, {} present", who,
+                                          h.num_cmds, room));
+  }
+  JobProfile p;
+  p.seqno = h.seqno;
+  p.cycles = h.cycles;
+  std::copy(std::begin(h.busy_cycles), std::end(h.busy_cycles), p.busy_cycles.begin());
+  p.dma_bytes_in = h.dma_bytes_in;
+  p.dma_bytes_out = h.dma_bytes_out;
+  p.macs = h.macs;
+  p.vector_elements = h.vector_elements;
+  p.semaphore_stall_cycles = h.semaphore_stall_cycles;
+  p.timeline.reserve(h.num_cmds);
+  for (uint32_t i = 0; i < h.num_cmds; ++i) {
+    drm_npu_cmd_profile c{};
+    std::memcpy(&c, raw.data() + sizeof(h) + i * sizeof(c), sizeof(c));
+    p.timeline.push_back({c.cmd_index, c.engine, c.opcode, c.start_cycle, c.end_cycle});
+  }
+  return p;
+}
+
+}  // namespace npu

@@ -1,0 +1,148 @@
+// The backend registry and open_kernel(): the one place a device string becomes a kernel.
+// Also SystemKernel (the real system calls) and the ioctl name table.
+#include "npu/kernel.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "npu/emulator_kernel.h"
+#include "npu/tracing_kernel.h"
+#include "npu_accel.h"
+
+namespace npu {
+
+namespace {
+
+struct Registry {
+  std::mutex mu;
+  std::map<std::string, KernelFactory, std::less<>> factories;
+
+  Registry() {
+    factories["emu"] = [](std::string_view device) -> Expected<std::shared_ptr<KernelInterface>> {
+      auto k = EmulatorKernel::create(device);
+      if (!k) return k.error();
+      return std::shared_ptr<KernelInterface>(std::move(*k));
+    };
+    factories["file"] = [](std::string_view) -> Expected<std::shared_ptr<KernelInterface>> {
+      return std::shared_ptr<KernelInterface>(std::make_shared<SystemKernel>());
+    };
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+// -1: follow NPU_TRACE_IOCTL; 0/1: set programmatically.
+std::atomic<int> g_tracing{-1};
+
+}  // namespace
+
+Expected<void> register_kernel_backend(std::string scheme, KernelFactory factory) {
+  Registry& r = registry();
+  std::lock_guard lk(r.mu);
+  if (r.factories.count(scheme) != 0) {
+    return make_error(EEXIST, fmt::format("register backend: scheme '{}' is taken", scheme));
+  }
+  r.factories.emplace(std::move(scheme), std::move(factory));
+  return ok();
+}
+
+std::string default_device() {
+  const char* env = std::getenv("NPU_DEVICE");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string("emu:");
+}
+
+void set_ioctl_tracing(bool enabled) {
+  g_tracing.store(enabled ? 1 : 0);
+}
+
+bool ioctl_tracing_enabled() {
+  const int t = g_tracing.load();
+  if (t >= 0) return t == 1;
+  const char* env = std::getenv("NPU_TRACE_IOCTL");
+  return env != nullptr && std::string_view(env) != "" && std::string_view(env) != "0";
+}
+
+Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device) {
+  const std::string dev = device.empty() ? default_device() : std::string(device);
+  std::string scheme;
+  if (dev.starts_with('/')) {
+    scheme = "file";
+  } else if (const size_t colon = dev.find(':'); colon != std::string::npos) {
+    scheme = dev.substr(0, colon);
+  } else {
+    scheme = dev;  // "emu" alone
+  }
+  KernelFactory factory;
+  {
+    Registry& r = registry();
+    std::lock_guard lk(r.mu);
+    const auto it = r.factories.find(scheme);
+    if (it == r.factories.end()) {
+      return make_error(ENODEV,
+                        fmt::format("open: device '{}': no backend for scheme '{}' (built in: "
+                                    "'emu:[config.json]', '/dev/accel/accelN')",
+                                    dev, scheme));
+    }
+    factory = it->second;
+  }
+  auto kernel = factory(dev);
+  if (!kernel) return kernel.error();
+  if (ioctl_tracing_enabled()) {
+    return std::shared_ptr<KernelInterface>(std::make_shared<TracingKernel>(std::move(*kernel)));
+  }
+  return kernel;
+}
+
+const char* ioctl_name(unsigned long request) {
+  switch (request) {
+    case DRM_IOCTL_NPU_GET_PARAM:
+      return "GET_PARAM";
+    case DRM_IOCTL_NPU_QUERY:
+      return "QUERY";
+    case DRM_IOCTL_NPU_BO_CREATE:
+      return "BO_CREATE";
+    case DRM_IOCTL_NPU_BO_INFO:
+      return "BO_INFO";
+    case DRM_IOCTL_NPU_BO_CLOSE:
+      return "BO_CLOSE";
+    case DRM_IOCTL_NPU_CTX_CREATE:
+      return "CTX_CREATE";
+    case DRM_IOCTL_NPU_CTX_DESTROY:
+      return "CTX_DESTROY";
+    case DRM_IOCTL_NPU_SUBMIT:
+      return "SUBMIT";
+    case DRM_IOCTL_NPU_WAIT:
+      return "WAIT";
+    default:
+      return "UNKNOWN";
+  }
+}
+
+int SystemKernel::open(std::string_view path) {
+  return ::open(std::string(path).c_str(), O_RDWR | O_CLOEXEC);
+}
+int SystemKernel::close(int fd) {
+  return ::close(fd);
+}
+int SystemKernel::ioctl(int fd, unsigned long request, void* arg) {
+  return ::ioctl(fd, request, arg);
+}
+void* SystemKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  return ::mmap(addr, length, prot, flags, fd, offset);
+}
+int SystemKernel::munmap(void* addr, size_t length) {
+  return ::munmap(addr, length);
+}
+
+}  // namespace npu

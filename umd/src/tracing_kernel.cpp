@@ -1,0 +1,196 @@
+// TracingKernel: one log line per forwarded call, with the ioctl's key fields decoded.
+#include "npu/tracing_kernel.h"
+
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+#include "npu/job.h"
+#include "npu_accel.h"
+
+namespace npu {
+
+namespace {
+
+spdlog::logger& trace_log() {
+  static const std::shared_ptr<spdlog::logger> logger = [] {
+    if (auto existing = spdlog::get("npu.ioctl")) return existing;
+    auto l = spdlog::stderr_color_mt("npu.ioctl");
+    l->set_level(spdlog::level::debug);  // tracing is opted into, so show it
+    return l;
+  }();
+  return *logger;
+}
+
+const char* query_name(uint32_t type) {
+  switch (type) {
+    case DRM_NPU_QUERY_DEVICE_INFO:
+      return "DEVICE_INFO";
+    case DRM_NPU_QUERY_ENGINE_INFO:
+      return "ENGINE_INFO";
+    case DRM_NPU_QUERY_CONTEXT_STATE:
+      return "CONTEXT_STATE";
+    case DRM_NPU_QUERY_COUNTERS:
+      return "COUNTERS";
+    case DRM_NPU_QUERY_JOB_PROFILE:
+      return "JOB_PROFILE";
+    default:
+      return "?";
+  }
+}
+
+std::string param_name(uint32_t param) {
+  static constexpr const char* kNames[DRM_NPU_PARAM_COUNT] = {
+      "DEVICE_ID",   "REVISION",    "PLATFORM",    "API_VERSION", "ISA_VERSION",  "SRAM_SIZE",
+      "SRAM_BANKS",  "NUM_ENGINES", "ENGINE_MASK", "CLOCK_HZ",    "CAPABILITIES", "NUM_SEMAPHORES",
+      "WATCHDOG_MS", "MAX_BO_SIZE", "FEATURES",    "VA_START",    "VA_END",       "VA_ALIGN"};
+  return param < DRM_NPU_PARAM_COUNT ? kNames[param] : std::to_string(param);
+}
+
+std::string result(int ret, int err) {
+  if (ret == 0) return "0";
+  const char* name = strerrorname_np(err);
+  return fmt::format("-1 {} ({})", name != nullptr ? name : "?", std::strerror(err));
+}
+
+double elapsed_us(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+std::string describe_ioctl(unsigned long request, const void* arg, bool after) {
+  if (arg == nullptr) return "arg=null";
+  switch (request) {
+    case DRM_IOCTL_NPU_GET_PARAM: {
+      const auto& a = *static_cast<const drm_npu_get_param*>(arg);
+      return after ? fmt::format("value={:#x}", a.value)
+                   : fmt::format("param={} index={}", param_name(a.param), a.index);
+    }
+    case DRM_IOCTL_NPU_QUERY: {
+      const auto& a = *static_cast<const drm_npu_query*>(arg);
+      return after ? fmt::format("size={}", a.size)
+                   : fmt::format("type={} size={} arg0={} arg1={}", query_name(a.type), a.size,
+                                 a.arg0, a.arg1);
+    }
+    case DRM_IOCTL_NPU_BO_CREATE: {
+      const auto& a = *static_cast<const drm_npu_bo_create*>(arg);
+      return after ? fmt::format("handle={} va={:#x}", a.handle, a.device_addr)
+                   : fmt::format("size={} flags={:#x} va={:#x}", a.size, a.flags, a.device_addr);
+    }
+    case DRM_IOCTL_NPU_BO_INFO: {
+      const auto& a = *static_cast<const drm_npu_bo_info*>(arg);
+      return after ? fmt::format("size={} va={:#x} mmap_offset={:#x}", a.size, a.device_addr,
+                                 a.mmap_offset)
+                   : fmt::format("handle={}", a.handle);
+    }
+    case DRM_IOCTL_NPU_BO_CLOSE: {
+      const auto& a = *static_cast<const drm_npu_bo_close*>(arg);
+      return after ? std::string() : fmt::format("handle={}", a.handle);
+    }
+    case DRM_IOCTL_NPU_CTX_CREATE: {
+      const auto& a = *static_cast<const drm_npu_ctx_create*>(arg);
+      return after ? fmt::format("ctx={}", a.ctx_id) : fmt::format("priority={}", a.priority);
+    }
+    case DRM_IOCTL_NPU_CTX_DESTROY: {
+      const auto& a = *static_cast<const drm_npu_ctx_destroy*>(arg);
+      return after ? std::string() : fmt::format("ctx={}", a.ctx_id);
+    }
+    case DRM_IOCTL_NPU_SUBMIT: {
+      const auto& a = *static_cast<const drm_npu_submit*>(arg);
+      return after ? fmt::format("seqno={}", a.seqno)
+                   : fmt::format(
+                         "ctx={} flags={:#x} cmd_handle={} cmd_offset={} cmd_size={} bos={}",
+                         a.ctx_id, a.flags, a.cmd_handle, a.cmd_offset, a.cmd_size, a.bo_count);
+    }
+    case DRM_IOCTL_NPU_WAIT: {
+      const auto& a = *static_cast<const drm_npu_wait*>(arg);
+      if (!after) {
+        return fmt::format("ctx={} seqno={} timeout_ns={}", a.ctx_id, a.seqno, a.timeout_ns);
+      }
+      std::string s =
+          fmt::format("status={} cycles={}", to_string(static_cast<JobStatus>(a.status)), a.cycles);
+      if (a.status == DRM_NPU_JOB_ERROR) {
+        s += fmt::format(" fault={} engine={} cmd={} addr={:#x}", fault_kind_name(a.fault.kind),
+                         a.fault.engine, a.fault.cmd_index, a.fault.address);
+      }
+      return s;
+    }
+    default:
+      return fmt::format("request={:#x}", request);
+  }
+}
+
+TracingKernel::TracingKernel(std::shared_ptr<KernelInterface> inner, Sink sink)
+    : inner_(std::move(inner)), sink_(std::move(sink)) {}
+
+void TracingKernel::emit(const std::string& line) {
+  if (sink_) {
+    sink_(line);
+  } else {
+    trace_log().debug("{}", line);
+  }
+}
+
+int TracingKernel::open(std::string_view path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int fd = inner_->open(path);
+  const int err = errno;
+  emit(fmt::format("open {} -> {} ({:.1f} us)", path,
+                   fd >= 0 ? std::to_string(fd) : result(-1, err), elapsed_us(t0)));
+  errno = err;
+  return fd;
+}
+
+int TracingKernel::close(int fd) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int ret = inner_->close(fd);
+  const int err = errno;
+  emit(fmt::format("close fd {} -> {} ({:.1f} us)", fd, result(ret, err), elapsed_us(t0)));
+  errno = err;
+  return ret;
+}
+
+int TracingKernel::ioctl(int fd, unsigned long request, void* arg) {
+  const bool enabled = sink_ || trace_log().should_log(spdlog::level::debug);
+  if (!enabled) return inner_->ioctl(fd, request, arg);
+  const std::string in = describe_ioctl(request, arg, false);
+  const auto t0 = std::chrono::steady_clock::now();
+  const int ret = inner_->ioctl(fd, request, arg);
+  const int err = errno;
+  const double us = elapsed_us(t0);
+  // Outputs are meaningful on success; WAIT also reports them with ETIMEDOUT.
+  const bool outputs = ret == 0 || request == DRM_IOCTL_NPU_WAIT;
+  std::string out = outputs ? describe_ioctl(request, arg, true) : std::string();
+  emit(fmt::format("ioctl fd {} {} {} -> {}{}{} ({:.1f} us)", fd, ioctl_name(request), in,
+                   result(ret, err), out.empty() ? "" : " ", out, us));
+  errno = err;
+  return ret;
+}
+
+void* TracingKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  const auto t0 = std::chrono::steady_clock::now();
+  void* p = inner_->mmap(addr, length, prot, flags, fd, offset);
+  const int err = errno;
+  emit(fmt::format("mmap fd {} len={} offset={:#x} -> {} ({:.1f} us)", fd, length, offset,
+                   p == MAP_FAILED ? result(-1, err) : fmt::format("{}", p), elapsed_us(t0)));
+  errno = err;
+  return p;
+}
+
+int TracingKernel::munmap(void* addr, size_t length) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const int ret = inner_->munmap(addr, length);
+  const int err = errno;
+  emit(fmt::format("munmap {} len={} -> {} ({:.1f} us)", addr, length, result(ret, err),
+                   elapsed_us(t0)));
+  errno = err;
+  return ret;
+}
+
+}  // namespace npu

@@ -1,0 +1,189 @@
+// FakeNpuKernel: default actions that delegate to a real kernel, per-request scripted
+// actions, and the SUBMIT recorder.
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "npu/testing/mock_kernel.h"
+
+namespace npu::testing {
+
+namespace {
+
+int fail_with(int err) {
+  errno = err;
+  return -1;
+}
+
+}  // namespace
+
+Expected<isa::Program> SubmitRecord::program(const isa::DeviceConfig& config) const {
+  return isa::validate(cmd, config);
+}
+
+FakeNpuKernel::FakeNpuKernel(isa::DeviceConfig config)
+    : real_(std::make_shared<EmulatorKernel>(std::move(config))) {
+  install_defaults();
+}
+
+FakeNpuKernel::FakeNpuKernel(std::shared_ptr<KernelInterface> real) : real_(std::move(real)) {
+  install_defaults();
+}
+
+FakeNpuKernel::~FakeNpuKernel() = default;
+
+void FakeNpuKernel::install_defaults() {
+  using ::testing::_;
+  using ::testing::AnyNumber;
+  // Catch-alls: a test's own EXPECT_CALL for one request (newer expectations match first)
+  // must not turn every other call into an unexpected one.
+  EXPECT_CALL(*this, open(_)).Times(AnyNumber());
+  EXPECT_CALL(*this, close(_)).Times(AnyNumber());
+  EXPECT_CALL(*this, ioctl(_, _, _)).Times(AnyNumber());
+  EXPECT_CALL(*this, mmap(_, _, _, _, _, _)).Times(AnyNumber());
+  EXPECT_CALL(*this, munmap(_, _)).Times(AnyNumber());
+  ON_CALL(*this, open(_)).WillByDefault([this](std::string_view path) {
+    return real_->open(path);
+  });
+  ON_CALL(*this, close(_)).WillByDefault([this](int fd) { return real_->close(fd); });
+  ON_CALL(*this, ioctl(_, _, _)).WillByDefault([this](int fd, unsigned long request, void* arg) {
+    return default_ioctl(fd, request, arg);
+  });
+  ON_CALL(*this, mmap(_, _, _, _, _, _))
+      .WillByDefault([this](void* addr, size_t length, int prot, int flags, int fd, off_t off) {
+        return default_mmap(addr, length, prot, flags, fd, off);
+      });
+  ON_CALL(*this, munmap(_, _)).WillByDefault([this](void* addr, size_t length) {
+    return real_->munmap(addr, length);
+  });
+}
+
+void FakeNpuKernel::on_next(unsigned long request, IoctlAction action, int times) {
+  std::lock_guard lk(mu_);
+  for (int i = 0; i < times; ++i) scripts_[request].push_back(action);
+}
+
+void FakeNpuKernel::fail_next(unsigned long request, int err, int times) {
+  on_next(
+      request, [err](KernelInterface&, int, void*) { return fail_with(err); }, times);
+}
+
+void FakeNpuKernel::fail_next_bo_create(int err) {
+  fail_next(DRM_IOCTL_NPU_BO_CREATE, err);
+}
+
+void FakeNpuKernel::fail_next_mmap(int err) {
+  std::lock_guard lk(mu_);
+  ++mmap_failures_;
+  mmap_errno_ = err;
+}
+
+void FakeNpuKernel::timeout_next_wait(int times) {
+  on_next(
+      DRM_IOCTL_NPU_WAIT,
+      [](KernelInterface&, int, void* arg) {
+        static_cast<drm_npu_wait*>(arg)->status = DRM_NPU_JOB_TIMEOUT;
+        return fail_with(ETIMEDOUT);
+      },
+      times);
+}
+
+void FakeNpuKernel::interrupt_next_wait(int times) {
+  fail_next(DRM_IOCTL_NPU_WAIT, EINTR, times);
+}
+
+void FakeNpuKernel::fault_next_wait(const Fault& fault) {
+  on_next(DRM_IOCTL_NPU_WAIT, [fault](KernelInterface& real, int fd, void* arg) {
+    const int ret = real.ioctl(fd, DRM_IOCTL_NPU_WAIT, arg);
+    if (ret == 0) {
+      auto& w = *static_cast<drm_npu_wait*>(arg);
+      w.status = DRM_NPU_JOB_ERROR;
+      w.fault = {fault.kind, fault.engine, fault.cmd_index, 0, fault.address};
+    }
+    return ret;
+  });
+}
+
+void FakeNpuKernel::clear_scripts() {
+  std::lock_guard lk(mu_);
+  scripts_.clear();
+  mmap_failures_ = 0;
+}
+
+std::vector<SubmitRecord> FakeNpuKernel::submits() const {
+  std::lock_guard lk(mu_);
+  return submits_;
+}
+
+size_t FakeNpuKernel::calls(unsigned long request) const {
+  std::lock_guard lk(mu_);
+  const auto it = calls_.find(request);
+  return it == calls_.end() ? 0 : it->second;
+}
+
+SubmitRecord FakeNpuKernel::capture_submit(int fd, const drm_npu_submit& s) {
+  SubmitRecord rec;
+  rec.args = s;
+  if (s.bos != 0 && s.bo_count <= DRM_NPU_MAX_BO_REFS) {
+    const auto* refs = reinterpret_cast<const drm_npu_bo_ref*>(static_cast<uintptr_t>(s.bos));
+    rec.bos.assign(refs, refs + s.bo_count);
+  }
+  // Read the command bytes through a temporary mapping of the command BO.
+  drm_npu_bo_info info{};
+  info.handle = s.cmd_handle;
+  if (real_->ioctl(fd, DRM_IOCTL_NPU_BO_INFO, &info) != 0) return rec;
+  if (s.cmd_offset > info.size || s.cmd_size > info.size - s.cmd_offset) return rec;
+  void* p = real_->mmap(nullptr, info.size, PROT_READ, MAP_SHARED, fd,
+                        static_cast<off_t>(info.mmap_offset));
+  if (p == MAP_FAILED) return rec;
+  const auto* bytes = static_cast<const std::byte*>(p) + s.cmd_offset;
+  rec.cmd.assign(bytes, bytes + s.cmd_size);
+  real_->munmap(p, info.size);
+  return rec;
+}
+
+int FakeNpuKernel::default_ioctl(int fd, unsigned long request, void* arg) {
+  IoctlAction action;
+  {
+    std::lock_guard lk(mu_);
+    ++calls_[request];
+    auto it = scripts_.find(request);
+    if (it != scripts_.end() && !it->second.empty()) {
+      action = std::move(it->second.front());
+      it->second.pop_front();
+    }
+  }
+  const bool submit = request == DRM_IOCTL_NPU_SUBMIT && arg != nullptr;
+  SubmitRecord rec;
+  if (submit) {
+    const int saved = errno;
+    rec = capture_submit(fd, *static_cast<const drm_npu_submit*>(arg));
+    errno = saved;
+  }
+  const int ret = action ? action(*real_, fd, arg) : real_->ioctl(fd, request, arg);
+  const int err = errno;
+  if (submit) {
+    rec.error = ret == 0 ? 0 : err;
+    if (ret == 0) rec.args.seqno = static_cast<const drm_npu_submit*>(arg)->seqno;
+    std::lock_guard lk(mu_);
+    submits_.push_back(std::move(rec));
+  }
+  errno = err;
+  return ret;
+}
+
+void* FakeNpuKernel::default_mmap(void* addr, size_t length, int prot, int flags, int fd,
+                                  off_t offset) {
+  {
+    std::lock_guard lk(mu_);
+    if (mmap_failures_ > 0) {
+      --mmap_failures_;
+      errno = mmap_errno_;
+      return MAP_FAILED;
+    }
+  }
+  return real_->mmap(addr, length, prot, flags, fd, offset);
+}
+
+}  // namespace npu::testing
