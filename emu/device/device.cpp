@@ -142,7 +142,7 @@ struct Device::Impl {
   uint64_t execute(Engine& eng, uint32_t index, uint64_t start, std::vector<isa::Region>& regions) {
     const npu_cmd& c = program->cmds[index];
     const uint8_t op = c.hdr.opcode;
-    if (!opcode_allowed(op, eng.id)) {
+    if (!isa::opcode_allows_engine(op, static_cast<uint8_t>(eng.id))) {
       raise(DRM_NPU_FAULT_PARSE, eng.id, index, 0, start);
       return start;
     }
@@ -170,29 +170,6 @@ struct Device::Impl {
     if (op == NPU_OP_DMA_STORE) eng.stats.dma_out += cost.bytes;
     record(index, eng.id, op, start, end);
     return end;
-  }
-
-  static bool opcode_allowed(uint8_t op, uint32_t engine) {
-    switch (op) {
-      case NPU_OP_MARKER:
-      case NPU_OP_NOP:
-        return true;
-      case NPU_OP_SEM_SIGNAL:
-      case NPU_OP_SEM_WAIT:
-        return engine != NPU_ENGINE_CP;
-      case NPU_OP_END:
-      case NPU_OP_FENCE:
-        return engine == NPU_ENGINE_CP;
-      case NPU_OP_DMA_LOAD:
-        return engine == NPU_ENGINE_DMA_IN;
-      case NPU_OP_DMA_STORE:
-        return engine == NPU_ENGINE_DMA_OUT;
-      case NPU_OP_CONV2D:
-      case NPU_OP_MATMUL:
-        return engine == NPU_ENGINE_MATRIX;
-      default:
-        return op >= NPU_OP_ELTWISE && op <= NPU_OP_REDUCE && engine == NPU_ENGINE_VECTOR;
-    }
   }
 
   /// Checks a data command's operands against SRAM and the MMU, then executes it.

@@ -18,28 +18,6 @@ npu_cmd blank(uint8_t opcode, uint8_t engine, uint16_t flags = 0) {
   return c;
 }
 
-int32_t range_min(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return -128;
-    case NPU_DTYPE_UINT8:
-      return 0;
-    default:
-      return std::numeric_limits<int32_t>::min();
-  }
-}
-
-int32_t range_max(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return 127;
-    case NPU_DTYPE_UINT8:
-      return 255;
-    default:
-      return std::numeric_limits<int32_t>::max();
-  }
-}
-
 void set_strides(npu_vtensor& t, uint32_t addr, const std::array<uint32_t, 4>& shape,
                  const std::optional<std::array<uint32_t, 4>>& stride) {
   t = CommandBufferBuilder::contiguous(addr, shape);
@@ -136,8 +114,8 @@ uint32_t CommandBufferBuilder::conv2d(const Conv2dArgs& a) {
   v.out_dtype = a.out_dtype;
   v.in_zp = a.in_zp;
   v.out_zp = a.out_zp;
-  v.clamp_min = a.clamp_min.value_or(range_min(a.out_dtype));
-  v.clamp_max = a.clamp_max.value_or(range_max(a.out_dtype));
+  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
   v.fclamp_min = a.fclamp_min;
   v.fclamp_max = a.fclamp_max;
   return push(c);
@@ -164,8 +142,8 @@ uint32_t CommandBufferBuilder::matmul(const MatmulArgs& a) {
   v.out_dtype = a.out_dtype;
   v.a_zp = a.a_zp;
   v.out_zp = a.out_zp;
-  v.clamp_min = a.clamp_min.value_or(range_min(a.out_dtype));
-  v.clamp_max = a.clamp_max.value_or(range_max(a.out_dtype));
+  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
   v.fclamp_min = a.fclamp_min;
   v.fclamp_max = a.fclamp_max;
   return push(c);
@@ -279,8 +257,8 @@ uint32_t CommandBufferBuilder::requantize(const RequantArgs& a) {
   v.shift = a.shift;
   v.in_zp = a.in_zp;
   v.out_zp = a.out_zp;
-  v.clamp_min = a.clamp_min.value_or(range_min(a.out_dtype));
-  v.clamp_max = a.clamp_max.value_or(range_max(a.out_dtype));
+  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
   v.in_dtype = a.in_dtype;
   v.out_dtype = a.out_dtype;
   return push(c);

@@ -5,38 +5,13 @@
 #include <cstdint>
 #include <string>
 
+#include "npu/isa/dtype.h"
 #include "npu_isa.h"
 
 namespace npu::isa::detail {
 
-/// Bytes of one element of an NPU_DTYPE_* (0 for an unknown dtype).
-constexpr uint32_t dtype_size(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-    case NPU_DTYPE_UINT8:
-      return 1;
-    case NPU_DTYPE_INT32:
-    case NPU_DTYPE_FP32:
-      return 4;
-    default:
-      return 0;
-  }
-}
-
-inline const char* dtype_name(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return "int8";
-    case NPU_DTYPE_UINT8:
-      return "uint8";
-    case NPU_DTYPE_INT32:
-      return "int32";
-    case NPU_DTYPE_FP32:
-      return "fp32";
-    default:
-      return "unknown";
-  }
-}
+using isa::dtype_name;
+using isa::dtype_size;
 
 /// Activation functions and eltwise ops that need NPU_FEATURE_TRANSCENDENTAL.
 constexpr bool act_needs_transcendental(uint8_t func) {

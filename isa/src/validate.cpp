@@ -100,28 +100,6 @@ bool is_known_opcode(uint8_t op) {
          (op >= NPU_OP_ELTWISE && op <= NPU_OP_REDUCE);
 }
 
-int64_t int_min(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return -128;
-    case NPU_DTYPE_UINT8:
-      return 0;
-    default:
-      return std::numeric_limits<int32_t>::min();
-  }
-}
-
-int64_t int_max(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return 127;
-    case NPU_DTYPE_UINT8:
-      return 255;
-    default:
-      return std::numeric_limits<int32_t>::max();
-  }
-}
-
 bool is_8bit(uint8_t d) {
   return d == NPU_DTYPE_INT8 || d == NPU_DTYPE_UINT8;
 }
@@ -326,11 +304,11 @@ class CommandChecker {
     if (c_.hdr.flags & NPU_MM_FLAG_BIAS) {
       return field_error("flags", "bias flag is fp32 only (integer bias is in the channel params)");
     }
-    NPU_TRY(in_range(names.in_zp, in_zp, int_min(in_dt), int_max(in_dt)));
+    NPU_TRY(in_range(names.in_zp, in_zp, dtype_min(in_dt), dtype_max(in_dt)));
     if (is_8bit(out_dt)) {
-      NPU_TRY(in_range("out_zp", out_zp, int_min(out_dt), int_max(out_dt)));
-      NPU_TRY(in_range("clamp_min", cmin, int_min(out_dt), int_max(out_dt)));
-      NPU_TRY(in_range("clamp_max", cmax, int_min(out_dt), int_max(out_dt)));
+      NPU_TRY(in_range("out_zp", out_zp, dtype_min(out_dt), dtype_max(out_dt)));
+      NPU_TRY(in_range("clamp_min", cmin, dtype_min(out_dt), dtype_max(out_dt)));
+      NPU_TRY(in_range("clamp_max", cmax, dtype_min(out_dt), dtype_max(out_dt)));
     }
     if (cmin > cmax) {
       return field_error("clamp_min", "greater than clamp_max (" + std::to_string(cmin) + " > " +
@@ -499,7 +477,7 @@ class CommandChecker {
       if (!std::isfinite(c.scale) || c.scale <= 0.0f) {
         return field_error("scale", "must be finite and > 0, got " + std::to_string(c.scale));
       }
-      NPU_TRY(in_range("zp", c.zp, int_min(int_dt), int_max(int_dt)));
+      NPU_TRY(in_range("zp", c.zp, dtype_min(int_dt), dtype_max(int_dt)));
     }
     return ok();
   }
@@ -514,10 +492,10 @@ class CommandChecker {
     NPU_TRY(positive("count", c.count));
     NPU_TRY(in_range("multiplier", c.multiplier, 0, std::numeric_limits<int32_t>::max()));
     NPU_TRY(in_range("shift", c.shift, 0, 62));
-    NPU_TRY(in_range("in_zp", c.in_zp, int_min(c.in_dtype), int_max(c.in_dtype)));
-    NPU_TRY(in_range("out_zp", c.out_zp, int_min(c.out_dtype), int_max(c.out_dtype)));
-    NPU_TRY(in_range("clamp_min", c.clamp_min, int_min(c.out_dtype), int_max(c.out_dtype)));
-    NPU_TRY(in_range("clamp_max", c.clamp_max, int_min(c.out_dtype), int_max(c.out_dtype)));
+    NPU_TRY(in_range("in_zp", c.in_zp, dtype_min(c.in_dtype), dtype_max(c.in_dtype)));
+    NPU_TRY(in_range("out_zp", c.out_zp, dtype_min(c.out_dtype), dtype_max(c.out_dtype)));
+    NPU_TRY(in_range("clamp_min", c.clamp_min, dtype_min(c.out_dtype), dtype_max(c.out_dtype)));
+    NPU_TRY(in_range("clamp_max", c.clamp_max, dtype_min(c.out_dtype), dtype_max(c.out_dtype)));
     if (c.clamp_min > c.clamp_max) {
       return field_error("clamp_min", "greater than clamp_max (" + std::to_string(c.clamp_min) +
                                           " > " + std::to_string(c.clamp_max) + ")");
@@ -701,6 +679,10 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
     return last.error("last command must be end");
   }
   return prog;
+}
+
+bool opcode_allows_engine(uint8_t opcode, uint8_t engine) {
+  return is_known_opcode(opcode) && engine_allowed(opcode, engine);
 }
 
 const char* opcode_name(uint8_t opcode) {

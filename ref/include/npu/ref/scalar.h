@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "npu/isa/dtype.h"
 #include "npu_isa.h"
 
 namespace npu::ref {
@@ -139,28 +140,9 @@ inline QuantMultiplier quantize_multiplier(double scale) {
   return {static_cast<int32_t>(m), static_cast<int32_t>(shift)};
 }
 
-/// Smallest / largest value of an integer NPU_DTYPE_* (int8, uint8, int32). Other dtypes give
-/// the int32 range.
-inline int32_t dtype_min(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return -128;
-    case NPU_DTYPE_UINT8:
-      return 0;
-    default:
-      return std::numeric_limits<int32_t>::min();
-  }
-}
-inline int32_t dtype_max(uint8_t dtype) {
-  switch (dtype) {
-    case NPU_DTYPE_INT8:
-      return 127;
-    case NPU_DTYPE_UINT8:
-      return 255;
-    default:
-      return std::numeric_limits<int32_t>::max();
-  }
-}
+/// Integer ranges of NPU_DTYPE_* (defined with the ISA).
+using isa::dtype_max;
+using isa::dtype_min;
 
 /// ONNX QuantizeLinear on one value: clamp(rint_half_even(x / scale) + zp, lo, hi), fp32
 /// division. NaN maps to zp (clamped).
