@@ -161,6 +161,7 @@ struct Device::Impl {
       if (!job.signal(eng.id, index, c.sem.sem, c.sem.count, end)) return start;
     } else if (op != NPU_OP_MARKER && op != NPU_OP_NOP) {
       if (!run_data_command(eng.id, index, c, start, regions)) return start;
+      if (job.aborted()) return start;  // cancelled mid-command: it did not complete
     }
     eng.stats.busy += cost.cycles;
     ++eng.stats.commands;
@@ -206,10 +207,10 @@ struct Device::Impl {
         break;
       case NPU_OP_CONV2D:
       case NPU_OP_MATMUL:
-        run_matrix(c, sram);
+        run_matrix(c, sram, &job.abort_flag());
         break;
       default:
-        run_vector(c, sram);
+        run_vector(c, sram, &job.abort_flag());
         break;
     }
     return true;

@@ -28,6 +28,9 @@ class JobState {
 
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
 
+  /// The abort flag itself, for engine kernels to poll mid-command.
+  const std::atomic<bool>& abort_flag() const { return aborted_; }
+
   /// The fault to report, or kind NONE.
   drm_npu_fault result_fault() const;
 

@@ -1,11 +1,30 @@
 // run_matrix / run_vector: the opcode switch, hoisted out of every loop; the work is in
 // matrix_*.cpp and vector_*.cpp.
+#include "cancel.h"
 #include "npu/emu/kernels.h"
 #include "ops.h"
 
 namespace npu::emu {
 
-void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram) {
+namespace kern {
+namespace {
+thread_local const std::atomic<bool>* tl_cancel = nullptr;
+}  // namespace
+
+bool cancelled() {
+  return tl_cancel != nullptr && tl_cancel->load(std::memory_order_relaxed);
+}
+
+CancelScope::CancelScope(const std::atomic<bool>* flag) : previous_(tl_cancel) {
+  tl_cancel = flag;
+}
+CancelScope::~CancelScope() {
+  tl_cancel = previous_;
+}
+}  // namespace kern
+
+void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram, const std::atomic<bool>* cancel) {
+  const kern::CancelScope scope(cancel);
   switch (cmd.hdr.opcode) {
     case NPU_OP_CONV2D:
       kern::conv2d(cmd.conv2d, sram);
@@ -18,7 +37,8 @@ void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram) {
   }
 }
 
-void run_vector(const npu_cmd& cmd, std::span<std::byte> sram) {
+void run_vector(const npu_cmd& cmd, std::span<std::byte> sram, const std::atomic<bool>* cancel) {
+  const kern::CancelScope scope(cancel);
   switch (cmd.hdr.opcode) {
     case NPU_OP_ELTWISE:
       kern::eltwise(cmd.eltwise, sram);

@@ -12,6 +12,8 @@
 // enough that no int32 partial can overflow).
 #pragma once
 
+#include "cancel.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -71,7 +73,7 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi) {
   const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
   std::vector<float> a(mb * k);
   std::vector<float> c(mb * ldc);
-  for (size_t m0 = 0; m0 < m; m0 += mb) {
+  for (size_t m0 = 0; m0 < m && !cancelled(); m0 += mb) {
     const size_t rows = std::min(mb, m - m0);
     const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
     fill(m0, rows, a.data(), k);
@@ -143,7 +145,7 @@ void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi) 
   std::vector<int64_t> rowsum(mb);
   const int64_t azp = a_zp;
   const int64_t kk = static_cast<int64_t>(k);
-  for (size_t m0 = 0; m0 < m; m0 += mb) {
+  for (size_t m0 = 0; m0 < m && !cancelled(); m0 += mb) {
     const size_t rows = std::min(mb, m - m0);
     const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
     fill(m0, rows, a.data(), kp);

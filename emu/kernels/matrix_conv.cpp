@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cancel.h"
 #include "gemm.h"
 #include "matrix_common.h"
 #include "ops.h"
@@ -85,7 +86,7 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
     std::vector<float> wt(taps * ch), acc(ch);
     for (size_t ci = 0; ci < ch; ++ci)
       for (size_t t = 0; t < taps; ++t) wt[t * ch + ci] = w[ci * taps + t];
-    for (int64_t oy = 0; oy < g.oh; ++oy)
+    for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
       for (int64_t ox = 0; ox < g.ow; ++ox) {
         std::fill(acc.begin(), acc.end(), 0.0f);
         for (int64_t ky = 0; ky < g.kh; ++ky) {
@@ -151,7 +152,7 @@ void conv_q_direct(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo
   std::byte* out = sram.data() + c.out_addr;
   const size_t k = g.k();
   std::vector<int64_t> acc(static_cast<size_t>(g.oc));
-  for (int64_t oy = 0; oy < g.oh; ++oy)
+  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       for (int64_t o = 0; o < g.oc; ++o) {
         const int64_t grp = o / g.cout_g;
@@ -202,7 +203,7 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
   std::vector<int64_t> acc64(ch);
   const size_t out_esize = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
   const bool in_signed = c.in_dtype == NPU_DTYPE_INT8;
-  for (int64_t oy = 0; oy < g.oh; ++oy)
+  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
     for (int64_t ox = 0; ox < g.ow; ++ox) {
       std::fill(acc.begin(), acc.end(), 0);
       for (int64_t ky = 0; ky < g.kh; ++ky) {

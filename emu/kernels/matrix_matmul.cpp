@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "cancel.h"
 #include "gemm.h"
 #include "matrix_common.h"
 #include "ops.h"
@@ -63,7 +64,7 @@ void matmul_q_direct(const npu_cmd_matmul& c, std::span<std::byte> sram,
     const std::byte* a = sram.data() + c.a_addr + bt * size_t{c.a_batch_stride};
     const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride};
     std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
-    for (size_t i = 0; i < m; ++i) {
+    for (size_t i = 0; i < m && !cancelled(); ++i) {
       for (size_t j = 0; j < n; ++j) {
         uint64_t s = 0;
         for (size_t kk = 0; kk < k; ++kk) {

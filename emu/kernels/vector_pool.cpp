@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "cancel.h"
 #include "npu/ref/scalar.h"
 #include "ops.h"
 #include "sram.h"
@@ -32,7 +33,7 @@ void pool_typed(const npu_cmd_pool& c, std::span<std::byte> sram) {
   using Acc = std::conditional_t<std::is_same_v<T, float>, float, int64_t>;
   std::vector<Acc> acc(ch);
 
-  for (int64_t oy = 0; oy < oh; ++oy)
+  for (int64_t oy = 0; oy < oh && !cancelled(); ++oy)
     for (int64_t ox = 0; ox < ow; ++ox) {
       const int64_t wy = oy * sh - pt, wx = ox * sw - pl;  // window origin (input coordinates)
       Window w{std::max<int64_t>(wy, 0), std::min(wy + kh, ih), std::max<int64_t>(wx, 0),

@@ -247,3 +247,56 @@ TEST(Device, UnvalidatedProgramsAreParsedBeforeTheEnginesSeeThem) {
 
 }  // namespace
 }  // namespace npu::emu::testing
+
+namespace npu::emu::testing {
+namespace {
+
+TEST(Device, ResetInterruptsALongRunningCommand) {
+  isa::DeviceConfig cfg;
+  cfg.sram_size = 64u << 20;
+  Device dev(cfg);
+  Dram dram;
+  // ~5e11 MACs (several seconds even on the fastest kernel path): only cancellation ends it
+  // early. Inputs are zero, so every computed output is out_zp (5); unwritten ones stay 0.
+  const uint32_t side = 256, ch = 256, k = 11;
+  npu_cmd conv = make(NPU_OP_CONV2D, NPU_ENGINE_MATRIX);
+  auto& c = conv.conv2d;
+  c.in_addr = 0;
+  c.w_addr = side * side * ch;
+  c.chan_addr = c.w_addr + ch * k * k * ch;
+  c.out_addr = c.chan_addr + ch * sizeof(npu_chan_qparams);
+  c.in_h = c.in_w = c.out_h = c.out_w = side;
+  c.in_c = c.out_c = ch;
+  c.k_h = c.k_w = k;
+  c.groups = 1;
+  c.stride_h = c.stride_w = c.dil_h = c.dil_w = 1;
+  c.pad_top = c.pad_left = c.pad_bottom = c.pad_right = k / 2;
+  c.in_dtype = c.w_dtype = c.out_dtype = NPU_DTYPE_INT8;
+  c.out_zp = 5;
+  c.clamp_min = -128;
+  c.clamp_max = 127;
+  auto p = program({conv});
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    while (!finished.load()) {
+      dev.reset();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  JobResult r = dev.run(p, dram.mmu);
+  finished = true;
+  watchdog.join();
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_WATCHDOG);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_CP);
+  // Run the same device again with a tiny job: it still serves.
+  uint64_t src = dram.add(4096), dst = dram.add(4096);
+  dram.at(0)[7] = std::byte{9};
+  auto ok =
+      program({dma(NPU_OP_DMA_LOAD, src, 0, 4096), sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0),
+               sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0), dma(NPU_OP_DMA_STORE, dst, 0, 4096)});
+  EXPECT_EQ(dev.run(ok, dram.mmu).status, DRM_NPU_JOB_OK);
+  EXPECT_EQ(dram.at(1)[7], std::byte{9});
+}
+
+}  // namespace
+}  // namespace npu::emu::testing

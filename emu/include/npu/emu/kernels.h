@@ -4,6 +4,7 @@
 // that passed isa::validate's structural checks.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <span>
 
@@ -11,10 +12,13 @@
 
 namespace npu::emu {
 
-/// Executes CONV2D or MATMUL on `sram`.
-void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram);
+/// Executes CONV2D or MATMUL on `sram`. When `cancel` becomes true (a device reset) the
+/// command stops early, its output partly written.
+void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram,
+                const std::atomic<bool>* cancel = nullptr);
 
-/// Executes a VECTOR-engine command (ELTWISE .. REDUCE) on `sram`.
-void run_vector(const npu_cmd& cmd, std::span<std::byte> sram);
+/// Executes a VECTOR-engine command (ELTWISE .. REDUCE) on `sram`; `cancel` as run_matrix.
+void run_vector(const npu_cmd& cmd, std::span<std::byte> sram,
+                const std::atomic<bool>* cancel = nullptr);
 
 }  // namespace npu::emu
