@@ -3,7 +3,8 @@
 # runs apt-get as root (or through sudo when available).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config ccache libdrm-dev nlohmann-json3-dev libspdlog-dev
-      libgtest-dev libgmock-dev libcli11-dev libbenchmark-dev libeigen3-dev)
+      libgtest-dev libgmock-dev libcli11-dev libbenchmark-dev libeigen3-dev
+      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
