@@ -1,0 +1,89 @@
+# cmake -P script run by ctest (tests/package/CMakeLists.txt). Steps, each fatal on failure:
+#  1. cmake --install NPU_BUILD_DIR --prefix WORK_DIR/prefix
+#  2. configure, build and run tests/package/consumer against that prefix (CMake package)
+#  3. compile consumer/main.c with `pkg-config --cflags --static --libs npu` and run it
+#  4. the installed tools answer --help and npu-info prints the device
+cmake_minimum_required(VERSION 3.25)
+foreach(var NPU_BUILD_DIR NPU_SOURCE_DIR WORK_DIR)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "package_test.cmake: ${var} is not set")
+  endif()
+endforeach()
+
+function(run)
+  cmake_parse_arguments(R "" "WORKING_DIRECTORY" "COMMAND;ENV" ${ARGN})
+  if(NOT R_WORKING_DIRECTORY)
+    set(R_WORKING_DIRECTORY ${WORK_DIR})
+  endif()
+  string(JOIN " " pretty ${R_COMMAND})
+  message(STATUS "run: ${pretty}")
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env ${R_ENV} -- ${R_COMMAND}
+                  WORKING_DIRECTORY ${R_WORKING_DIRECTORY}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${pretty}\n${out}\n${err}")
+  endif()
+  set(RUN_OUTPUT "${out}" PARENT_SCOPE)
+endfunction()
+
+set(prefix ${WORK_DIR}/prefix)
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+
+# 1. install
+run(COMMAND ${CMAKE_COMMAND} --install ${NPU_BUILD_DIR} --prefix ${prefix})
+foreach(f bin/npu-info bin/npu-submit bin/npu-as bin/npu-objdump bin/npu-selftest
+          include/npu/uapi/npu_accel.h include/npu/uapi/npu_isa.h include/npu/device.h
+          include/npu/testing/mock_kernel.h include/npu/isa/validate.h include/npu/ref/interp.h
+          include/npu/emu/kmd.h)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+file(GLOB_RECURSE config_files ${prefix}/*/npuConfig.cmake)
+file(GLOB_RECURSE pc_files ${prefix}/*/npu.pc)
+if(NOT config_files OR NOT pc_files)
+  message(FATAL_ERROR "npuConfig.cmake or npu.pc not installed under ${prefix}")
+endif()
+list(GET pc_files 0 pc_file)
+get_filename_component(pc_dir ${pc_file} DIRECTORY)
+
+# 2. CMake consumer
+set(flags "")
+if(NPU_SANITIZE)
+  set(flags "-fsanitize=${NPU_SANITIZE}")
+endif()
+set(consumer_build ${WORK_DIR}/consumer-build)
+set(gen_args "")
+if(CMAKE_GENERATOR)
+  set(gen_args -G "${CMAKE_GENERATOR}")
+endif()
+run(COMMAND ${CMAKE_COMMAND} -S ${NPU_SOURCE_DIR}/tests/package/consumer -B ${consumer_build}
+            ${gen_args} -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_BUILD_TYPE=Release
+            -DCMAKE_C_COMPILER=${CMAKE_C_COMPILER} -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+            "-DCMAKE_CXX_FLAGS=${flags}" "-DCMAKE_C_FLAGS=${flags}"
+            "-DCMAKE_EXE_LINKER_FLAGS=${flags}")
+run(COMMAND ${CMAKE_COMMAND} --build ${consumer_build} -j 2)
+run(COMMAND ${consumer_build}/consumer_main)
+message(STATUS "${RUN_OUTPUT}")
+run(COMMAND ${consumer_build}/consumer_mock_test)
+
+# 3. pkg-config consumer (C)
+find_program(PKG_CONFIG pkg-config REQUIRED)
+set(pc_env "PKG_CONFIG_PATH=${pc_dir}")
+run(COMMAND ${PKG_CONFIG} --cflags --static --libs npu ENV ${pc_env})
+string(STRIP "${RUN_OUTPUT}" pc_flags)
+separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
+if(NOT CMAKE_C_COMPILER)
+  set(CMAKE_C_COMPILER cc)
+endif()
+separate_arguments(sanitize_flags UNIX_COMMAND "${flags}")
+run(COMMAND ${CMAKE_C_COMPILER} -std=c11 ${sanitize_flags} ${NPU_SOURCE_DIR}/tests/package/consumer/main.c
+            -o ${WORK_DIR}/c_consumer ${pc_flags})
+run(COMMAND ${WORK_DIR}/c_consumer)
+message(STATUS "${RUN_OUTPUT}")
+
+# 4. installed tools
+run(COMMAND ${prefix}/bin/npu-info)
+run(COMMAND ${prefix}/bin/npu-submit --help)
+message(STATUS "package test passed")
