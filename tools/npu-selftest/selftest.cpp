@@ -41,22 +41,27 @@ constexpr uint64_t O_PROB = 0, O_POOL = 0x100, O_SIZE = 0x1000;
 constexpr int32_t IN_ZP = -3, CONV_OUT_ZP = -128;
 constexpr float CONV_OUT_SCALE = 0.05f;
 
-/// Fails the self-test with a one-line error naming the call and errno.
-struct Failure {
-  std::string what;
-};
+Error errno_error(const char* call) {
+  return make_error(errno, std::string(call) + ": " + std::strerror(errno));
+}
 
+/// One open file of the mock kernel driver, with the mappings it made.
 class Session {
  public:
-  explicit Session(emu::Kmd& kmd) : kmd_(kmd), fd_(kmd.open()) {
-    if (fd_ < 0) throw Failure{std::string("open: ") + std::strerror(errno)};
+  explicit Session(emu::Kmd& kmd) : kmd_(kmd), fd_(kmd.open()) {}
+  ~Session() {
+    unmap_all();
+    if (fd_ >= 0) kmd_.close(fd_);
   }
-  ~Session() { kmd_.close(fd_); }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  bool is_open() const { return fd_ >= 0; }
 
   template <typename T>
-  void ioctl(unsigned long request, T& arg, const char* name) {
-    if (kmd_.ioctl(fd_, request, &arg) != 0)
-      throw Failure{std::string(name) + ": " + std::strerror(errno)};
+  Expected<void> ioctl(unsigned long request, T& arg, const char* name) {
+    if (kmd_.ioctl(fd_, request, &arg) != 0) return errno_error(name);
+    return ok();
   }
 
   struct Bo {
@@ -66,35 +71,34 @@ class Session {
     std::byte* map;
   };
 
-  Bo create_bo(uint64_t size, uint32_t flags = 0) {
+  Expected<Bo> create_bo(uint64_t size, uint32_t flags = 0) {
     drm_npu_bo_create c{};
     c.size = size;
     c.flags = flags;
-    ioctl(DRM_IOCTL_NPU_BO_CREATE, c, "BO_CREATE");
+    NPU_TRY(ioctl(DRM_IOCTL_NPU_BO_CREATE, c, "BO_CREATE"));
     drm_npu_bo_info info{};
     info.handle = c.handle;
-    ioctl(DRM_IOCTL_NPU_BO_INFO, info, "BO_INFO");
+    NPU_TRY(ioctl(DRM_IOCTL_NPU_BO_INFO, info, "BO_INFO"));
     void* p = kmd_.mmap(nullptr, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_,
                         static_cast<off_t>(info.mmap_offset));
-    if (p == MAP_FAILED) throw Failure{std::string("mmap: ") + std::strerror(errno)};
+    if (p == MAP_FAILED) return errno_error("mmap");
     bos_.push_back({c.handle, info.device_addr, info.size, static_cast<std::byte*>(p)});
     return bos_.back();
   }
 
+  /// A size-negotiated QUERY: asks for the size, then reads that many bytes.
   template <typename T>
-  std::vector<std::byte> query(uint32_t type, uint64_t arg0 = 0, uint64_t arg1 = 0) {
+  Expected<std::vector<std::byte>> query(uint32_t type, uint64_t arg0 = 0, uint64_t arg1 = 0) {
     drm_npu_query q{};
     q.type = type;
     q.arg0 = arg0;
     q.arg1 = arg1;
-    ioctl(DRM_IOCTL_NPU_QUERY, q, "QUERY");  // size 0: how many bytes
+    NPU_TRY(ioctl(DRM_IOCTL_NPU_QUERY, q, "QUERY"));
     std::vector<std::byte> buf(std::max<size_t>(q.size, sizeof(T)));
     q.data = reinterpret_cast<uint64_t>(buf.data());
-    ioctl(DRM_IOCTL_NPU_QUERY, q, "QUERY");
+    NPU_TRY(ioctl(DRM_IOCTL_NPU_QUERY, q, "QUERY"));
     return buf;
   }
-
-  int fd() const { return fd_; }
 
   void unmap_all() {
     for (const Bo& b : bos_) kmd_.munmap(b.map, b.size);
@@ -217,64 +221,70 @@ std::vector<std::byte> build_program(uint64_t params, uint64_t out) {
 
 const char* kEngineNames[NPU_NUM_ENGINES] = {"cp", "dma_in", "dma_out", "matrix", "vector"};
 
-int run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
+/// Runs the job and the reference; true when every result matched.
+Expected<bool> run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
   emu::Kmd kmd(cfg);
   Session s(kmd);
+  if (!s.is_open()) return errno_error("open");
 
   auto info_bytes = s.query<drm_npu_device_info>(DRM_NPU_QUERY_DEVICE_INFO);
+  if (!info_bytes) return info_bytes.error();
   drm_npu_device_info info;
-  std::memcpy(&info, info_bytes.data(), sizeof info);
+  std::memcpy(&info, info_bytes->data(), sizeof info);
   out << "device   " << info.name << " id 0x" << std::hex << info.device_id << std::dec << " rev "
       << info.revision << ", " << info.sram_size / 1024 << " KiB SRAM in " << info.sram_banks
       << " banks, " << info.clock_hz / 1000000 << " MHz, " << info.num_engines << " engines\n";
 
   auto params = s.create_bo(D_PARAMS_SIZE, DRM_NPU_BO_DEVICE_READ_ONLY);
+  if (!params) return params.error();
   auto result = s.create_bo(O_SIZE);
-  fill_params(params.map);
-  const std::vector<std::byte> program = build_program(params.va, result.va);
+  if (!result) return result.error();
+  fill_params(params->map);
+  const std::vector<std::byte> program = build_program(params->va, result->va);
   auto cmd = s.create_bo(program.size(), DRM_NPU_BO_DEVICE_READ_ONLY);
-  std::memcpy(cmd.map, program.data(), program.size());
+  if (!cmd) return cmd.error();
+  std::memcpy(cmd->map, program.data(), program.size());
 
   drm_npu_ctx_create ctx{};
   ctx.priority = DRM_NPU_PRIORITY_NORMAL;
-  s.ioctl(DRM_IOCTL_NPU_CTX_CREATE, ctx, "CTX_CREATE");
-  drm_npu_bo_ref refs[] = {{cmd.handle, DRM_NPU_ACCESS_READ},
-                           {params.handle, DRM_NPU_ACCESS_READ},
-                           {result.handle, DRM_NPU_ACCESS_WRITE}};
+  NPU_TRY(s.ioctl(DRM_IOCTL_NPU_CTX_CREATE, ctx, "CTX_CREATE"));
+  drm_npu_bo_ref refs[] = {{cmd->handle, DRM_NPU_ACCESS_READ},
+                           {params->handle, DRM_NPU_ACCESS_READ},
+                           {result->handle, DRM_NPU_ACCESS_WRITE}};
   drm_npu_submit sub{};
   sub.ctx_id = ctx.ctx_id;
-  sub.cmd_handle = cmd.handle;
+  sub.cmd_handle = cmd->handle;
   sub.bo_count = 3;
   sub.cmd_size = program.size();
   sub.bos = reinterpret_cast<uint64_t>(refs);
-  s.ioctl(DRM_IOCTL_NPU_SUBMIT, sub, "SUBMIT");
+  NPU_TRY(s.ioctl(DRM_IOCTL_NPU_SUBMIT, sub, "SUBMIT"));
   drm_npu_wait w{};
   w.ctx_id = ctx.ctx_id;
   w.seqno = sub.seqno;
   timespec now{};
   clock_gettime(CLOCK_MONOTONIC, &now);
   w.timeout_ns = now.tv_sec * 1000000000ll + now.tv_nsec + 10 * 1000000000ll;
-  s.ioctl(DRM_IOCTL_NPU_WAIT, w, "WAIT");
+  NPU_TRY(s.ioctl(DRM_IOCTL_NPU_WAIT, w, "WAIT"));
   if (w.status != DRM_NPU_JOB_OK) {
     out << "FAIL job status " << w.status << " fault kind " << w.fault.kind << " engine "
         << w.fault.engine << " command " << w.fault.cmd_index << "\n";
-    return 1;
+    return false;
   }
 
   // The same program on the reference interpreter.
   auto validated = isa::validate(program, cfg);
-  if (!validated) throw Failure{"validate: " + validated.error().message};
-  std::vector<std::byte> ref_params(params.map, params.map + params.size);
-  std::vector<std::byte> ref_out(result.size), ref_sram(cfg.sram_size);
+  if (!validated) return make_error(EINVAL, "validate: " + validated.error().message);
+  std::vector<std::byte> ref_params(params->map, params->map + params->size);
+  std::vector<std::byte> ref_out(result->size), ref_sram(cfg.sram_size);
   ref::FlatDram dram;
-  if (!dram.map(params.va, ref_params) || !dram.map(result.va, ref_out))
-    throw Failure{"reference dram map failed"};
+  if (!dram.map(params->va, ref_params) || !dram.map(result->va, ref_out))
+    return make_error(EINVAL, "reference dram map failed");
   if (auto r = ref::run_program(*validated, ref_sram, dram); !r)
-    throw Failure{"reference: " + r.error().message};
+    return make_error(EINVAL, "reference: " + r.error().message);
 
-  const bool pool_exact = std::memcmp(result.map + O_POOL, ref_out.data() + O_POOL, FEATURES) == 0;
+  const bool pool_exact = std::memcmp(result->map + O_POOL, ref_out.data() + O_POOL, FEATURES) == 0;
   float dev_p[CLASSES], ref_p[CLASSES];
-  std::memcpy(dev_p, result.map + O_PROB, sizeof dev_p);
+  std::memcpy(dev_p, result->map + O_PROB, sizeof dev_p);
   std::memcpy(ref_p, ref_out.data() + O_PROB, sizeof ref_p);
   float max_diff = 0, sum = 0;
   uint32_t best = 0;
@@ -295,8 +305,9 @@ int run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
       << (probs_ok ? " (ok)" : " (FAIL)") << std::defaultfloat << "\n";
 
   auto prof_bytes = s.query<drm_npu_job_profile>(DRM_NPU_QUERY_JOB_PROFILE, ctx.ctx_id, sub.seqno);
+  if (!prof_bytes) return prof_bytes.error();
   drm_npu_job_profile prof;
-  std::memcpy(&prof, prof_bytes.data(), sizeof prof);
+  std::memcpy(&prof, prof_bytes->data(), sizeof prof);
   const double us = static_cast<double>(prof.cycles) * 1e6 / static_cast<double>(cfg.clock_hz);
   out << "\ncycles   " << prof.cycles << " (" << std::fixed << std::setprecision(2) << us
       << " us at " << cfg.clock_hz / 1000000 << " MHz), host wall " << std::setprecision(1)
@@ -311,7 +322,7 @@ int run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
       << prof.semaphore_stall_cycles << " stall cycles\n";
   out << "\ntimeline (cycles)\n";
   const auto* entries =
-      reinterpret_cast<const drm_npu_cmd_profile*>(prof_bytes.data() + sizeof prof);
+      reinterpret_cast<const drm_npu_cmd_profile*>(prof_bytes->data() + sizeof prof);
   for (uint32_t i = 0; i < prof.num_cmds; ++i) {
     drm_npu_cmd_profile e;
     std::memcpy(&e, entries + i, sizeof e);
@@ -322,28 +333,28 @@ int run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
   }
 
   auto counter_bytes = s.query<drm_npu_counters>(DRM_NPU_QUERY_COUNTERS);
+  if (!counter_bytes) return counter_bytes.error();
   drm_npu_counters ctr;
-  std::memcpy(&ctr, counter_bytes.data(), sizeof ctr);
+  std::memcpy(&ctr, counter_bytes->data(), sizeof ctr);
   out << "\ncounters jobs " << ctr.jobs_completed << ", faulted " << ctr.jobs_faulted << ", resets "
       << ctr.device_resets << ", total cycles " << ctr.total_cycles << ", MACs " << ctr.macs
       << "\n";
 
-  s.unmap_all();
   const bool pass = pool_exact && probs_ok;
   out << "\n" << (pass ? "PASS" : "FAIL") << "\n";
-  return pass ? 0 : 1;
+  return pass;
 }
 
 }  // namespace
 
 int run(const isa::DeviceConfig& cfg, std::ostream& out) {
-  try {
-    return run_checked(cfg, out);
-  } catch (const Failure& f) {
+  auto passed = run_checked(cfg, out);
+  if (!passed) {
     out.flush();
-    std::fprintf(stderr, "npu-selftest: %s\n", f.what.c_str());
+    std::fprintf(stderr, "npu-selftest: %s\n", passed.error().message.c_str());
     return 1;
   }
+  return *passed ? 0 : 1;
 }
 
 }  // namespace npu::selftest
