@@ -1,0 +1,57 @@
+// TensorDesc: a tensor in device DRAM as the code generator sees it (device VA, element type,
+// dims outermost first, byte strides). Activations are NHWC, conv weights OHWI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "npu/isa/dtype.h"
+#include "npu_isa.h"
+
+namespace npu::codegen {
+
+struct TensorDesc {
+  uint64_t va = 0;                 // device VA of element [0, 0, ...]
+  uint8_t dtype = NPU_DTYPE_FP32;  // NPU_DTYPE_*
+  std::vector<uint32_t> dims;      // outermost first (NHWC, OHWI, [M][K], ...)
+  std::vector<uint64_t> strides;   // bytes per step of each dim; empty = contiguous
+
+  /// A contiguous tensor.
+  static TensorDesc make(uint64_t va, uint8_t dtype, std::vector<uint32_t> dims) {
+    return TensorDesc{va, dtype, std::move(dims), {}};
+  }
+
+  uint32_t elem_size() const { return isa::dtype_size(dtype); }
+  size_t rank() const { return dims.size(); }
+  uint32_t dim(size_t i) const { return dims.at(i); }
+  /// Byte stride of dim i (the contiguous one when strides is empty).
+  uint64_t stride(size_t i) const {
+    if (!strides.empty()) return strides.at(i);
+    uint64_t s = elem_size();
+    for (size_t k = i + 1; k < dims.size(); ++k) s *= dims[k];
+    return s;
+  }
+  uint64_t elements() const {
+    uint64_t n = 1;
+    for (uint32_t d : dims) n *= d;
+    return n;
+  }
+  uint64_t bytes() const { return elements() * elem_size(); }
+  bool contiguous() const {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      uint64_t s = elem_size();
+      for (size_t k = i + 1; k < dims.size(); ++k) s *= dims[k];
+      if (dims[i] > 1 && stride(i) != s) return false;
+    }
+    return true;
+  }
+  /// "[1, 56, 56, 64] int8".
+  std::string str() const {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + "] " + isa::dtype_name(dtype);
+  }
+};
+
+}  // namespace npu::codegen
