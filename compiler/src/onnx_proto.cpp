@@ -1,0 +1,234 @@
+// IR <-> ONNX protobuf conversions: tensors (raw_data and typed fields; external data is
+// refused), tensor types and a whole-graph export used to re-run ONNX shape inference.
+#include "onnx_proto.h"
+
+#include <cctype>
+#include <cstring>
+#include <type_traits>
+
+namespace npu::compiler::detail {
+
+std::string one_line(std::string s) {
+  std::string out;
+  out.reserve(s.size());
+  bool space = false;
+  for (char c : s) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out += ' ';
+    space = false;
+    out += c;
+  }
+  while (!out.empty() && out.back() == '.') out.pop_back();
+  return out;
+}
+
+namespace {
+template <typename Field>
+void copy_typed(const Field& field, TensorData& t, bool as_double) {
+  for (int i = 0; i < field.size(); ++i) {
+    if (as_double) {
+      t.set_double(i, static_cast<double>(field.Get(i)));
+    } else {
+      t.set_int(i, static_cast<int64_t>(field.Get(i)));
+    }
+  }
+}
+}  // namespace
+
+Expected<TensorData> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
+  if (p.data_location() == onnx::TensorProto::EXTERNAL || p.external_data_size() > 0) {
+    return make_error(ENOTSUP, what +
+                                   ": external tensor data is not supported (save the model "
+                                   "with all tensors inside the .onnx file)");
+  }
+  if (p.has_segment()) return make_error(ENOTSUP, what + ": segmented tensors are not supported");
+  TensorData t;
+  t.dtype = dtype_from_onnx(p.data_type());
+  if (t.dtype == DType::kUndefined) {
+    return make_error(ENOTSUP, what + ": unsupported element type " +
+                                   onnx::TensorProto_DataType_Name(p.data_type()));
+  }
+  for (int64_t d : p.dims()) {
+    if (d < 0) return make_error(EINVAL, what + ": negative dim " + std::to_string(d));
+    t.dims.push_back(d);
+  }
+  const int64_t count = t.element_count();
+  if (count < 0 || count > (int64_t{1} << 40)) {
+    return make_error(EINVAL, what + ": too many elements");
+  }
+  const size_t nbytes = static_cast<size_t>(count) * dtype_size(t.dtype);
+  if (p.has_raw_data()) {
+    if (p.raw_data().size() != nbytes) {
+      return make_error(EINVAL, what + ": raw_data has " + std::to_string(p.raw_data().size()) +
+                                    " bytes, expected " + std::to_string(nbytes));
+    }
+    t.bytes.assign(p.raw_data().begin(), p.raw_data().end());
+    return t;
+  }
+  t.bytes.assign(nbytes, 0);
+  int64_t have = 0;
+  switch (t.dtype) {
+    case DType::kFloat32:
+      have = p.float_data_size();
+      if (have == count) copy_typed(p.float_data(), t, true);
+      break;
+    case DType::kFloat64:
+      have = p.double_data_size();
+      if (have == count) copy_typed(p.double_data(), t, true);
+      break;
+    case DType::kInt64:
+      have = p.int64_data_size();
+      if (have == count) copy_typed(p.int64_data(), t, false);
+      break;
+    default:  // int32, int8, uint8, bool live in int32_data
+      have = p.int32_data_size();
+      if (have == count) copy_typed(p.int32_data(), t, false);
+      break;
+  }
+  if (have != count) {
+    return make_error(EINVAL, what + ": has " + std::to_string(have) + " values for " +
+                                  std::to_string(count) + " elements");
+  }
+  return t;
+}
+
+onnx::TensorProto tensor_to_proto(const TensorData& t, const std::string& name) {
+  onnx::TensorProto p;
+  p.set_name(name);
+  p.set_data_type(dtype_to_onnx(t.dtype));
+  for (int64_t d : t.dims) p.add_dims(d);
+  p.set_raw_data(std::string(t.bytes.begin(), t.bytes.end()));
+  return p;
+}
+
+Expected<void> type_from_proto(const onnx::TypeProto& type, const std::string& what, Value& v) {
+  if (!type.has_tensor_type()) {
+    return make_error(ENOTSUP, what + ": only tensor types are supported");
+  }
+  const auto& tt = type.tensor_type();
+  if (tt.elem_type() != 0) {
+    v.dtype = dtype_from_onnx(tt.elem_type());
+    if (v.dtype == DType::kUndefined) {
+      return make_error(ENOTSUP, what + ": unsupported element type " +
+                                     onnx::TensorProto_DataType_Name(tt.elem_type()));
+    }
+  }
+  if (tt.has_shape()) {
+    Shape s;
+    for (const auto& d : tt.shape().dim()) {
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        s.push_back(Dim::fixed(d.dim_value()));
+      } else {
+        s.push_back(Dim::named(d.has_dim_param() ? d.dim_param() : ""));
+      }
+    }
+    v.shape = std::move(s);
+  }
+  return ok();
+}
+
+onnx::TypeProto type_to_proto(const Value& v) {
+  onnx::TypeProto t;
+  auto* tt = t.mutable_tensor_type();
+  tt->set_elem_type(dtype_to_onnx(v.dtype));
+  if (v.shape) {
+    auto* shape = tt->mutable_shape();
+    for (const Dim& d : *v.shape) {
+      auto* dim = shape->add_dim();
+      if (d.is_static()) {
+        dim->set_dim_value(d.value);
+      } else if (!d.symbol.empty()) {
+        dim->set_dim_param(d.symbol);
+      }
+    }
+  }
+  return t;
+}
+
+namespace {
+void attr_to_proto(const std::string& key, const AttrValue& a, onnx::AttributeProto& p) {
+  p.set_name(key);
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, int64_t>) {
+          p.set_type(onnx::AttributeProto::INT);
+          p.set_i(x);
+        } else if constexpr (std::is_same_v<T, float>) {
+          p.set_type(onnx::AttributeProto::FLOAT);
+          p.set_f(x);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          p.set_type(onnx::AttributeProto::STRING);
+          p.set_s(x);
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+          p.set_type(onnx::AttributeProto::INTS);
+          for (int64_t i : x) p.add_ints(i);
+        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+          p.set_type(onnx::AttributeProto::FLOATS);
+          for (float f : x) p.add_floats(f);
+        } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          p.set_type(onnx::AttributeProto::STRINGS);
+          for (const auto& s : x) p.add_strings(s);
+        } else {
+          p.set_type(onnx::AttributeProto::TENSOR);
+          *p.mutable_t() = tensor_to_proto(x, key);
+        }
+      },
+      a);
+}
+}  // namespace
+
+onnx::ModelProto export_onnx(const Graph& g) {
+  onnx::ModelProto m;
+  m.set_ir_version(onnx::IR_VERSION);
+  m.set_producer_name("npuc");
+  for (const auto& [domain, version] : g.opsets) {
+    auto* op = m.add_opset_import();
+    op->set_domain(domain);
+    op->set_version(version);
+  }
+  auto* graph = m.mutable_graph();
+  graph->set_name(g.name);
+  std::vector<bool> used(g.num_values(), false);
+  for (const Node& n : g.nodes) {
+    for (ValueId i : n.inputs) {
+      if (i >= 0) used[static_cast<size_t>(i)] = true;
+    }
+  }
+  for (ValueId o : g.outputs) used[static_cast<size_t>(o)] = true;
+  for (ValueId i : g.inputs) {
+    auto* vi = graph->add_input();
+    vi->set_name(g.value(i).name);
+    *vi->mutable_type() = type_to_proto(g.value(i));
+  }
+  for (size_t id = 0; id < g.num_values(); ++id) {
+    const Value& v = g.value(static_cast<ValueId>(id));
+    if (v.constant && used[id]) *graph->add_initializer() = tensor_to_proto(*v.constant, v.name);
+  }
+  for (const Node& n : g.nodes) {
+    auto* p = graph->add_node();
+    p->set_name(n.name);
+    p->set_op_type(n.op_type);
+    p->set_domain(n.domain);
+    for (ValueId i : n.inputs) p->add_input(i >= 0 ? g.value(i).name : "");
+    for (ValueId o : n.outputs) p->add_output(o >= 0 ? g.value(o).name : "");
+    for (const auto& [key, a] : n.attrs) attr_to_proto(key, a, *p->add_attribute());
+    for (ValueId o : n.outputs) {
+      if (o < 0 || g.value(o).dtype == DType::kUndefined || g.is_graph_output(o)) continue;
+      auto* vi = graph->add_value_info();
+      vi->set_name(g.value(o).name);
+      *vi->mutable_type() = type_to_proto(g.value(o));
+    }
+  }
+  for (ValueId o : g.outputs) {
+    auto* vi = graph->add_output();
+    vi->set_name(g.value(o).name);
+    *vi->mutable_type() = type_to_proto(g.value(o));
+  }
+  return m;
+}
+
+}  // namespace npu::compiler::detail

@@ -1,0 +1,85 @@
+// fold-batchnorm: in inference, BatchNormalization after a Conv is a per-output-channel
+// affine map, y = (conv(x) - mean) * s + beta with s = gamma / sqrt(var + eps), which the
+// convolution can absorb: W'[oc] = W[oc] * s[oc], b'[oc] = (b[oc] - mean[oc]) * s[oc] +
+// beta[oc]. CNNs exported from PyTorch have one BN per conv, so this removes a full pass
+// over every activation. Applies when the Conv is fp32 with constant weights (and bias), its
+// output feeds only the BN, and the BN's parameters are constants in inference mode.
+#include <cmath>
+
+#include "npu/compiler/pass.h"
+
+namespace npu::compiler {
+
+namespace {
+
+class FoldBatchNormPass final : public Pass {
+ public:
+  std::string_view name() const override { return "fold-batchnorm"; }
+
+  Expected<bool> run(Graph& g) override {
+    bool changed = false;
+    std::vector<bool> dead(g.nodes.size(), false);
+    const auto producers = g.producers();
+    const auto consumers = g.consumers();
+    for (size_t b = 0; b < g.nodes.size(); ++b) {
+      Node& bn = g.nodes[b];
+      if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.outputs.empty()) continue;
+      if (bn.attr_int("training_mode", 0) != 0) continue;
+      bool extra_used = false;
+      for (size_t o = 1; o < bn.outputs.size(); ++o) {
+        const ValueId v = bn.outputs[o];
+        extra_used |=
+            v >= 0 && (!consumers[static_cast<size_t>(v)].empty() || g.is_graph_output(v));
+      }
+      const ValueId x = bn.input(0);
+      if (extra_used || x < 0 || producers[static_cast<size_t>(x)] < 0) continue;
+      const auto c = static_cast<size_t>(producers[static_cast<size_t>(x)]);
+      Node& conv = g.nodes[c];
+      if (conv.op_type != "Conv" || !conv.domain.empty() || conv.activation || dead[c]) continue;
+      if (consumers[static_cast<size_t>(x)].size() != 1 || g.is_graph_output(x)) continue;
+      const TensorData* w = g.constant(conv.input(1));
+      const TensorData* bias = g.constant(conv.input(2));
+      if (!w || w->dtype != DType::kFloat32 || w->dims.empty()) continue;
+      if (conv.input(2) >= 0 && (!bias || bias->dtype != DType::kFloat32)) continue;
+      const TensorData* gamma = g.constant(bn.input(1));
+      const TensorData* beta = g.constant(bn.input(2));
+      const TensorData* mean = g.constant(bn.input(3));
+      const TensorData* var = g.constant(bn.input(4));
+      const int64_t oc = w->dims[0];
+      bool params_ok = true;
+      for (const TensorData* p : {gamma, beta, mean, var}) {
+        params_ok = params_ok && p && p->dtype == DType::kFloat32 && p->element_count() == oc;
+      }
+      if (!params_ok || (bias && bias->element_count() != oc)) continue;
+
+      const double eps = bn.attr_float("epsilon", 1e-5f);
+      TensorData new_w = *w;
+      TensorData new_b = TensorData::zeros(DType::kFloat32, {oc});
+      const int64_t per_oc = oc ? w->element_count() / oc : 0;
+      for (int64_t k = 0; k < oc; ++k) {
+        const double s = gamma->as_double(k) / std::sqrt(var->as_double(k) + eps);
+        for (int64_t j = 0; j < per_oc; ++j) {
+          new_w.set_double(k * per_oc + j, w->as_double(k * per_oc + j) * s);
+        }
+        const double b0 = bias ? bias->as_double(k) : 0.0;
+        new_b.set_double(k, (b0 - mean->as_double(k)) * s + beta->as_double(k));
+      }
+      conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3), kNoValue);
+      conv.inputs[1] = g.add_constant(g.value(conv.inputs[1]).name + "_bnfold", std::move(new_w));
+      conv.inputs[2] = g.add_constant(conv.name + "_bias_bnfold", std::move(new_b));
+      conv.outputs[0] = bn.outputs[0];  // the conv now produces the BN's output
+      dead[b] = true;
+      changed = true;
+    }
+    g.erase_nodes(dead);
+    return changed;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> create_FoldBatchNormPass() {
+  return std::make_unique<FoldBatchNormPass>();
+}
+
+}  // namespace npu::compiler

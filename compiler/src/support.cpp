@@ -1,0 +1,345 @@
+// Device support rules (one function per operator class) and the device/host partition.
+// The limits come from the ISA's command fields: u8 strides/dilations/padding in CONV2D and
+// POOL, 4-D views in ELTWISE/TRANSPOSE, fp32-only transcendental functions, int8 arithmetic
+// that saturates where ONNX wraps.
+#include "npu/compiler/support.h"
+
+#include <algorithm>
+#include <set>
+
+#include "npu/compiler/op_set.h"
+
+namespace npu::compiler {
+
+namespace {
+
+constexpr int64_t kMaxU8 = 255;
+
+bool is_quant_type(DType t) {
+  return t == DType::kInt8 || t == DType::kUInt8;
+}
+
+std::string name_of(const Graph& g, ValueId v) {
+  return "'" + g.value(v).name + "'";
+}
+
+// Common checks: static shapes and device element types on every non-constant operand.
+std::string check_operands(const Graph& g, const Node& n, bool allow_int32) {
+  auto check = [&](ValueId v) -> std::string {
+    if (v < 0) return {};
+    const Value& val = g.value(v);
+    if (!val.static_dims()) {
+      std::string why = "dynamic shape " + (val.shape ? shape_to_string(*val.shape) : "[*]");
+      return why + " of " + name_of(g, v);
+    }
+    if (val.is_constant()) return {};
+    const DType t = val.dtype;
+    if (t == DType::kFloat32 || is_quant_type(t) || (allow_int32 && t == DType::kInt32)) return {};
+    return std::string(dtype_name(t)) + " tensor " + name_of(g, v) +
+           " is not supported on the device";
+  };
+  for (ValueId v : n.inputs) {
+    if (auto r = check(v); !r.empty()) return r;
+  }
+  for (ValueId v : n.outputs) {
+    if (auto r = check(v); !r.empty()) return r;
+  }
+  return {};
+}
+
+size_t rank_of(const Graph& g, ValueId v) {
+  return v >= 0 && g.value(v).shape ? g.value(v).shape->size() : 0;
+}
+
+bool fits_u8(const std::vector<int64_t>& v) {
+  return std::all_of(v.begin(), v.end(), [](int64_t x) { return x >= 0 && x <= kMaxU8; });
+}
+
+std::string conv_reason(const Graph& g, const Node& n) {
+  const bool qlinear = n.op_type == "QLinearConv";
+  const ValueId x = n.input(0);
+  const ValueId w = n.input(qlinear ? 3 : 1);
+  const size_t rank = rank_of(g, x);
+  if (rank != 3 && rank != 4) return "only 1-D and 2-D convolutions run on the device";
+  if (!g.constant(w)) return "weights are not constant";
+  if (n.op_type == "Conv" && g.value(x).dtype != DType::kFloat32)
+    return "Conv input is not float32";
+  if (n.op_type == "Conv" && n.input(2) >= 0 && !g.constant(n.input(2)))
+    return "bias is not constant";
+  if (n.op_type != "Conv" && !is_quant_type(g.value(x).dtype)) return "input is not int8/uint8";
+  if (qlinear) {
+    for (size_t i : {1, 2, 4, 5, 6, 7, 8}) {
+      if (n.input(i) >= 0 && !g.constant(n.input(i)))
+        return "quantization parameters are not constant";
+    }
+  }
+  if (n.op_type == "ConvInteger" && n.input(3) >= 0 && !g.constant(n.input(3))) {
+    return "weight zero point is not constant";
+  }
+  if (!fits_u8(n.attr_ints("strides"))) return "stride above 255";
+  if (!fits_u8(n.attr_ints("dilations"))) return "dilation above 255";
+  if (!fits_u8(n.attr_ints("pads"))) return "padding above 255";
+  return {};
+}
+
+std::string matmul_reason(const Graph& g, const Node& n) {
+  const bool qlinear = n.op_type == "QLinearMatMul";
+  const ValueId a = n.input(0);
+  const ValueId b = n.input(qlinear ? 3 : 1);
+  const size_t ra = rank_of(g, a), rb = rank_of(g, b);
+  if (ra < 2 || rb < 2) return "1-D operand (matrix-vector product)";
+  if (ra > 4 || rb > 4) return "rank above 4";
+  if (n.op_type == "Gemm") {
+    if (n.attr_int("transA", 0) != 0) return "transA=1 is not supported";
+    if (n.attr_float("alpha", 1.0f) != 1.0f) return "alpha other than 1";
+    if (n.input(2) >= 0 && (!g.constant(n.input(2)) || n.attr_float("beta", 1.0f) != 1.0f)) {
+      return "C is not a constant bias with beta 1";
+    }
+  }
+  if ((n.op_type == "Gemm" || n.op_type == "MatMul") && g.value(a).dtype != DType::kFloat32) {
+    return std::string(dtype_name(g.value(a).dtype)) + " matmul (use the quantized ops)";
+  }
+  if (n.op_type == "MatMul" && n.input(2) >= 0 && !g.constant(n.input(2)))
+    return "bias is not constant";
+  if (n.op_type != "Gemm" && n.op_type != "MatMul" && !is_quant_type(g.value(a).dtype)) {
+    return "input is not int8/uint8";
+  }
+  if (qlinear) {
+    for (size_t i : {1, 2, 4, 5, 6, 7}) {
+      if (!g.constant(n.input(i))) return "quantization parameters are not constant";
+    }
+  }
+  // Batch dims: equal, or one operand without batch (the ISA broadcasts a whole operand).
+  const auto da = *g.value(a).static_dims();
+  const auto db = *g.value(b).static_dims();
+  const std::vector<int64_t> ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
+  auto count = [](const std::vector<int64_t>& d) { return element_count(d); };
+  if (count(ba) > 1 && count(bb) > 1 && ba != bb) return "batch dims broadcast partially";
+  return {};
+}
+
+std::string eltwise_reason(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2)
+    return "variadic " + n.op_type + " with " + std::to_string(n.inputs.size()) + " inputs";
+  const DType t = g.value(n.outputs[0]).dtype;
+  if ((n.op_type == "Pow" || n.op_type == "PRelu") && t != DType::kFloat32)
+    return n.op_type + " on integers";
+  if (is_quant_type(t)) return "8-bit integer arithmetic wraps in ONNX but saturates on the device";
+  if (rank_of(g, n.outputs[0]) > 4) return "rank above 4";
+  return {};
+}
+
+std::string activation_reason(const Graph& g, const Node& n) {
+  const DType t = g.value(n.input(0)).dtype;
+  const bool int_ok = n.op_type == "Relu" || n.op_type == "Clip" || n.op_type == "Abs";
+  if (t != DType::kFloat32 && !(int_ok && t == DType::kInt32)) {
+    return n.op_type + " on " + dtype_name(t) + " is not supported on the device";
+  }
+  if (n.op_type == "Clip") {
+    for (size_t i = 1; i <= 2; ++i) {
+      if (n.input(i) >= 0 && !g.constant(n.input(i))) return "Clip bounds are not constant";
+    }
+  }
+  return {};
+}
+
+std::string pool_reason(const Graph& g, const Node& n) {
+  const size_t rank = rank_of(g, n.input(0));
+  if (rank != 3 && rank != 4) return "only 1-D and 2-D pooling run on the device";
+  if (g.value(n.input(0)).dtype == DType::kInt32) return "int32 pooling";
+  if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") return {};
+  if (n.outputs.size() > 1 && n.outputs[1] >= 0) return "MaxPool indices output is used";
+  for (int64_t d : n.attr_ints("dilations")) {
+    if (d != 1) return "dilated pooling";
+  }
+  if (n.attr_int("storage_order", 0) != 0) return "column-major storage_order";
+  if (!fits_u8(n.attr_ints("strides"))) return "stride above 255";
+  if (!fits_u8(n.attr_ints("pads"))) return "padding above 255";
+  return {};
+}
+
+std::string other_reason(const Graph& g, const Node& n, OpClass c) {
+  const std::string& op = n.op_type;
+  const DType t = g.value(n.input(0)).dtype;
+  switch (c) {
+    case OpClass::kSoftmax:
+      return t == DType::kFloat32 ? "" : "softmax on " + std::string(dtype_name(t));
+    case OpClass::kNorm:
+      if (n.attr_int("training_mode", 0) != 0) return "training-mode BatchNormalization";
+      for (size_t i = 1; i <= 4; ++i) {
+        if (!g.constant(n.input(i))) return "BatchNormalization parameters are not constant";
+      }
+      for (size_t o = 1; o < n.outputs.size(); ++o) {
+        if (n.outputs[o] >= 0) return "BatchNormalization statistics outputs are used";
+      }
+      return t == DType::kFloat32 ? "" : "BatchNormalization on " + std::string(dtype_name(t));
+    case OpClass::kQuant:
+      for (size_t i = 1; i <= 2; ++i) {
+        if (n.input(i) >= 0 && !g.constant(n.input(i))) return "scale/zero point are not constant";
+      }
+      if (op == "QuantizeLinear" && !is_quant_type(g.value(n.outputs[0]).dtype))
+        return "output is not int8/uint8";
+      return {};
+    case OpClass::kReduce: {
+      if (t != DType::kFloat32) return op + " on " + dtype_name(t);
+      if (n.input(1) >= 0 && !g.constant(n.input(1))) return "reduction axes are not constant";
+      std::vector<int64_t> axes =
+          n.input(1) >= 0 ? g.constant(n.input(1))->to_ints() : n.attr_ints("axes");
+      const auto rank = static_cast<int64_t>(rank_of(g, n.input(0)));
+      for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+      std::sort(axes.begin(), axes.end());
+      for (size_t i = 1; i < axes.size(); ++i) {
+        if (axes[i] != axes[i - 1] + 1) return "reduced axes are not contiguous";
+      }
+      return {};
+    }
+    case OpClass::kTranspose:
+      return rank_of(g, n.input(0)) <= 4 ? "" : "transpose of rank above 4";
+    case OpClass::kMove:
+      if (op == "Reshape" && !g.constant(n.input(1))) return "target shape is not constant";
+      if ((op == "Squeeze" || op == "Unsqueeze") && n.input(1) >= 0 && !g.constant(n.input(1))) {
+        return "axes are not constant";
+      }
+      if (op == "Pad") {
+        if (n.attr_string("mode", "constant") != "constant")
+          return n.attr_string("mode") + " padding";
+        for (size_t i = 1; i <= 3; ++i) {
+          if (n.input(i) >= 0 && !g.constant(n.input(i))) return "pads are not constant";
+        }
+        if (n.input(1) >= 0) {
+          for (int64_t p : g.constant(n.input(1))->to_ints()) {
+            if (p < 0 || p > 65535) return "negative or huge pads";
+          }
+        }
+        if (rank_of(g, n.input(0)) > 4) return "rank above 4";
+      }
+      return {};
+    case OpClass::kNoOp:
+      return op == "Identity" ? "" : "Dropout with its mask used";
+    default:
+      return "no device implementation";
+  }
+}
+
+}  // namespace
+
+std::string device_support_reason(const Graph& g, const Node& n) {
+  if (!n.domain.empty()) return "operator of domain '" + n.domain + "'";
+  const OpInfo* info = find_op(n.op_type);
+  if (!info) return "unsupported operator";
+  if (info->op_class == OpClass::kHostOnly) return "no device implementation";
+  if (n.inputs.empty() || n.input(0) < 0 || n.outputs.empty() || n.outputs[0] < 0) {
+    return "missing operand";
+  }
+  const bool int32_ok = info->op_class == OpClass::kEltwise ||
+                        info->op_class == OpClass::kActivation ||
+                        info->op_class == OpClass::kMove || info->op_class == OpClass::kTranspose ||
+                        info->op_class == OpClass::kQuant || info->op_class == OpClass::kNoOp ||
+                        info->op_class == OpClass::kConv || info->op_class == OpClass::kMatMul;
+  if (auto r = check_operands(g, n, int32_ok); !r.empty()) return r;
+  switch (info->op_class) {
+    case OpClass::kConv:
+      return conv_reason(g, n);
+    case OpClass::kMatMul:
+      return matmul_reason(g, n);
+    case OpClass::kEltwise:
+      return eltwise_reason(g, n);
+    case OpClass::kActivation:
+      return activation_reason(g, n);
+    case OpClass::kPool:
+      return pool_reason(g, n);
+    default:
+      return other_reason(g, n, info->op_class);
+  }
+}
+
+Expected<Partition> partition(const Graph& g) {
+  Partition p;
+  const size_t count = g.nodes.size();
+  const auto producers = g.producers();
+  std::vector<int> pending(count, 0);
+  std::vector<std::vector<size_t>> users(count);
+  for (size_t n = 0; n < count; ++n) {
+    const Node& node = g.nodes[n];
+    if (node.placement.target == Target::kUnassigned) {
+      return make_error(EINVAL, node.label() + ": no placement (run check-support first)");
+    }
+    std::set<int> deps;
+    for (ValueId i : node.inputs) {
+      if (i >= 0 && producers[static_cast<size_t>(i)] >= 0)
+        deps.insert(producers[static_cast<size_t>(i)]);
+    }
+    for (int d : deps) users[static_cast<size_t>(d)].push_back(n);
+    pending[n] = static_cast<int>(deps.size());
+    (node.placement.target == Target::kDevice ? p.device_ops : p.host_ops)++;
+  }
+  std::set<size_t> ready;
+  for (size_t n = 0; n < count; ++n) {
+    if (pending[n] == 0) ready.insert(n);
+  }
+  std::vector<int> segment_of(count, -1);
+  while (!ready.empty()) {
+    size_t pick = *ready.begin();
+    if (!p.segments.empty()) {
+      for (size_t r : ready) {
+        if (g.nodes[r].placement.target == p.segments.back().target) {
+          pick = r;
+          break;
+        }
+      }
+    }
+    ready.erase(pick);
+    const Target t = g.nodes[pick].placement.target;
+    if (p.segments.empty() || p.segments.back().target != t)
+      p.segments.push_back(Segment{t, {}, {}, {}});
+    p.segments.back().nodes.push_back(pick);
+    segment_of[pick] = static_cast<int>(p.segments.size() - 1);
+    for (size_t u : users[pick]) {
+      if (--pending[u] == 0) ready.insert(u);
+    }
+  }
+  // Segment boundaries: values crossing from one segment to another (or out of the graph).
+  for (size_t s = 0; s < p.segments.size(); ++s) {
+    Segment& seg = p.segments[s];
+    std::set<ValueId> in, out;
+    for (size_t n : seg.nodes) {
+      for (ValueId i : g.nodes[n].inputs) {
+        if (i < 0 || g.value(i).is_constant()) continue;
+        const int prod = producers[static_cast<size_t>(i)];
+        if (prod < 0 || segment_of[static_cast<size_t>(prod)] != static_cast<int>(s)) in.insert(i);
+      }
+    }
+    for (size_t other = 0; other < count; ++other) {
+      if (segment_of[other] == static_cast<int>(s)) continue;
+      for (ValueId i : g.nodes[other].inputs) {
+        if (i >= 0 && producers[static_cast<size_t>(i)] >= 0 &&
+            segment_of[static_cast<size_t>(producers[static_cast<size_t>(i)])] ==
+                static_cast<int>(s)) {
+          out.insert(i);
+        }
+      }
+    }
+    for (ValueId o : g.outputs) {
+      const int prod = producers[static_cast<size_t>(o)];
+      if (prod >= 0 && segment_of[static_cast<size_t>(prod)] == static_cast<int>(s)) out.insert(o);
+    }
+    seg.inputs.assign(in.begin(), in.end());
+    seg.outputs.assign(out.begin(), out.end());
+  }
+  return p;
+}
+
+std::string partition_report(const Graph& g, const Partition& p) {
+  std::string r = std::to_string(p.device_ops) + " ops on the NPU, " + std::to_string(p.host_ops) +
+                  " on the host (" + std::to_string(p.segments.size()) + " segments)\n";
+  for (const Segment& s : p.segments) {
+    if (s.target != Target::kHost) continue;
+    for (size_t n : s.nodes) {
+      const Node& node = g.nodes[n];
+      r += "  host: " + node.label() + ": " + node.placement.reason + "\n";
+    }
+  }
+  return r;
+}
+
+}  // namespace npu::compiler

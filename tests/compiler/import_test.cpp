@@ -1,0 +1,263 @@
+// ONNX import: initializers, attributes, shape inference, symbolic batch binding, constant
+// inputs, legacy forms and the one-line errors for bad models.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model_builder.h"
+#include "npu/compiler/onnx_import.h"
+
+namespace npu::compiler {
+namespace {
+
+using testing::count_ops;
+using testing::dims_of;
+using testing::ModelBuilder;
+
+TEST(OnnxImport, InitializersRawAndTyped) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}, int64_t{3}});
+  b.init_f("raw", {2, 3}, {1, 2, 3, 4, 5, 6}, /*raw=*/true);
+  b.init_f("typed", {3}, {0.5f, -1.5f, 2.0f}, /*raw=*/false);
+  b.node("Add", {"x", "raw"}, {"a"});
+  b.node("Add", {"a", "typed"}, {"y"});
+  b.output("y");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  const TensorData* raw = g->constant(g->find_value("raw"));
+  const TensorData* typed = g->constant(g->find_value("typed"));
+  ASSERT_TRUE(raw && typed);
+  EXPECT_EQ(raw->dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(raw->to_floats(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(typed->to_floats(), (std::vector<float>{0.5f, -1.5f, 2.0f}));
+  EXPECT_EQ(g->inputs.size(), 1u);  // initializers are not runtime inputs
+  EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{2, 3}));
+}
+
+TEST(OnnxImport, AttributesOfEachType) {
+  ModelBuilder b;
+  b.input("x", {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.init_f("w", {4, 2, 3, 3}, std::vector<float>(72, 0.1f));
+  auto& conv = b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  ModelBuilder::attr(conv, "strides", std::vector<int64_t>{2, 2});
+  ModelBuilder::attr(conv, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  ModelBuilder::attr(conv, "group", int64_t{1});
+  ModelBuilder::attr(conv, "auto_pad", std::string("NOTSET"));
+  auto& lr = b.node("LeakyRelu", {"c"}, {"l"}, "leaky");
+  ModelBuilder::attr(lr, "alpha", 0.25f);
+  auto& cst = b.node("ConstantOfShape", {"shape"}, {"k"}, "cos");
+  b.init_i64("shape", {1}, {3});
+  auto* value = cst.add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1);
+  value->mutable_t()->add_float_data(7.0f);
+  b.output("l");
+  b.output("k");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  const Node& c = g->nodes[0];
+  EXPECT_EQ(c.op_type, "Conv");
+  EXPECT_EQ(c.attr_ints("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(c.attr_int("group", 0), 1);
+  EXPECT_EQ(c.attr_string("auto_pad"), "NOTSET");
+  EXPECT_EQ(dims_of(*g, "c"), (std::vector<int64_t>{1, 4, 3, 3}));  // shape inference
+  const Node& l = g->nodes[1];
+  EXPECT_FLOAT_EQ(l.attr_float("alpha", 0), 0.25f);
+  const TensorData* t = g->nodes[2].attr_tensor("value");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->to_floats(), std::vector<float>{7.0f});
+  EXPECT_EQ(g->nodes[0].opset, 13);
+}
+
+TEST(OnnxImport, ConstantNodeBecomesConstantValue) {
+  ModelBuilder b;
+  b.input("x", {int64_t{4}});
+  auto& k = b.node("Constant", {}, {"two"}, "k");
+  ModelBuilder::attr(k, "value_floats", std::vector<float>{2, 2, 2, 2});
+  b.node("Mul", {"x", "two"}, {"y"});
+  b.output("y");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(count_ops(*g, "Constant"), 0u);
+  ASSERT_TRUE(g->value(g->find_value("two")).is_constant());
+}
+
+TEST(OnnxImport, SymbolicBatchStaysSymbolicWithoutBinding) {
+  ModelBuilder b;
+  b.input("x", {std::string("N"), int64_t{3}, int64_t{8}, int64_t{8}});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  const Value& y = g->value(g->find_value("y"));
+  ASSERT_TRUE(y.shape);
+  EXPECT_EQ(shape_to_string(*y.shape), "[N,3,8,8]");
+}
+
+TEST(OnnxImport, SymbolicBatchBoundFromInputShape) {
+  ModelBuilder b;
+  b.input("x", {std::string("N"), int64_t{3}, int64_t{8}, int64_t{8}});
+  b.input("z", {std::string("N"), int64_t{3}, int64_t{8}, int64_t{8}});
+  b.node("Add", {"x", "z"}, {"y"});
+  b.output("y");
+  ImportOptions opts;
+  opts.input_shapes["x"] = {5, 3, 8, 8};  // as from a .npy of that shape
+  auto g = b.import(opts);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(dims_of(*g, "x"), (std::vector<int64_t>{5, 3, 8, 8}));
+  EXPECT_EQ(dims_of(*g, "z"), (std::vector<int64_t>{5, 3, 8, 8}));  // same symbol
+  EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{5, 3, 8, 8}));
+
+  ImportOptions by_name;
+  by_name.dim_values["N"] = 2;
+  auto g2 = b.import(by_name);
+  ASSERT_TRUE(g2) << g2.error().message;
+  EXPECT_EQ(dims_of(*g2, "y"), (std::vector<int64_t>{2, 3, 8, 8}));
+}
+
+TEST(OnnxImport, InputShapeMismatchIsAnError) {
+  ModelBuilder b;
+  b.input("x", {std::string("N"), int64_t{3}});
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  ImportOptions opts;
+  opts.input_shapes["x"] = {2, 4};
+  auto g = b.import(opts);
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("input 'x': dim 1 is 3 in the model but 4"), std::string::npos)
+      << g.error().message;
+  opts.input_shapes = {{"nope", {1}}};
+  auto g2 = b.import(opts);
+  ASSERT_FALSE(g2);
+  EXPECT_NE(g2.error().message.find("'nope'"), std::string::npos);
+}
+
+TEST(OnnxImport, ConstantInputFixesReshapeTarget) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}, int64_t{6}});
+  b.input("shape", {int64_t{2}}, onnx::TensorProto::INT64);
+  b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  b.output("y");
+  auto unbound = b.import();
+  ASSERT_TRUE(unbound) << unbound.error().message;
+  EXPECT_EQ(dims_of(*unbound, "y"), std::vector<int64_t>{-1});
+  ImportOptions opts;
+  const std::vector<int64_t> target = {3, 4};
+  opts.constant_inputs["shape"] = TensorData::from_ints(DType::kInt64, {2}, target);
+  auto g = b.import(opts);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->inputs.size(), 1u);
+  EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{3, 4}));
+}
+
+TEST(OnnxImport, LegacyClipAttributesBecomeInputs) {
+  ModelBuilder b(/*opset=*/6);
+  b.input("x", {int64_t{4}});
+  auto& clip = b.node("Clip", {"x"}, {"y"}, "clip");
+  ModelBuilder::attr(clip, "min", 0.0f);
+  ModelBuilder::attr(clip, "max", 6.0f);
+  b.output("y");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  const Node& n = g->nodes[0];
+  EXPECT_FALSE(n.has_attr("min"));
+  ASSERT_EQ(n.inputs.size(), 3u);
+  EXPECT_EQ(g->constant(n.inputs[2])->to_floats(), std::vector<float>{6.0f});
+  EXPECT_EQ(n.opset, 6);
+}
+
+TEST(OnnxImport, UnknownOperatorNamesNodeAndOpType) {
+  ModelBuilder b;
+  b.input("x", {int64_t{4}});
+  b.node("FooBar", {"x"}, {"y"}, "mystery");
+  b.output("y");
+  auto g = b.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("node 'mystery' (FooBar): unknown operator"), std::string::npos)
+      << g.error().message;
+  EXPECT_EQ(g.error().message.find('\n'), std::string::npos);
+}
+
+TEST(OnnxImport, UnsupportedOperatorIsRejectedUnlessAllowed) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}, int64_t{4}});
+  b.node("Hardmax", {"x"}, {"y"}, "hm");
+  b.output("y");
+  auto g = b.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("node 'hm' (Hardmax): unsupported operator"), std::string::npos)
+      << g.error().message;
+  ImportOptions lenient;
+  lenient.allow_unsupported_ops = true;
+  auto g2 = b.import(lenient);
+  ASSERT_TRUE(g2) << g2.error().message;
+}
+
+TEST(OnnxImport, InvalidNodeNamesNodeAndReason) {
+  ModelBuilder b;
+  b.input("x", {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{4}});
+  b.init_f("w", {2, 2, 1, 1}, std::vector<float>(4, 1.0f));
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"}, "bad_conv");
+  ModelBuilder::attr(conv, "strides", std::string("oops"));  // wrong attribute type
+  b.output("y");
+  auto g = b.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("node 'bad_conv' (Conv)"), std::string::npos)
+      << g.error().message;
+  EXPECT_EQ(g.error().message.find('\n'), std::string::npos);
+}
+
+TEST(OnnxImport, ShapeInferenceErrorIsOneLine) {
+  ModelBuilder b;
+  b.input("a", {int64_t{2}, int64_t{3}});
+  b.input("c", {int64_t{4}, int64_t{5}});
+  b.node("MatMul", {"a", "c"}, {"y"}, "mm");
+  b.output("y");
+  auto g = b.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("mm"), std::string::npos) << g.error().message;
+  EXPECT_EQ(g.error().message.find('\n'), std::string::npos);
+}
+
+TEST(OnnxImport, ExternalDataAndGarbageAreClearErrors) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}});
+  auto* t = b.graph().add_initializer();
+  t->set_name("w");
+  t->set_data_type(onnx::TensorProto::FLOAT);
+  t->add_dims(2);
+  t->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto* e = t->add_external_data();
+  e->set_key("location");
+  e->set_value("weights.bin");
+  b.node("Add", {"x", "w"}, {"y"});
+  b.output("y");
+  auto g = b.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("initializer 'w': external tensor data is not supported"),
+            std::string::npos)
+      << g.error().message;
+
+  auto junk = import_onnx_bytes("\x08\x07garbage\xff\xff", {}, "junk.onnx");
+  ASSERT_FALSE(junk);
+  EXPECT_EQ(junk.error().message.rfind("junk.onnx: ", 0), 0u) << junk.error().message;
+  auto missing = import_onnx("/nonexistent/model.onnx");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ENOENT);
+}
+
+TEST(OnnxImport, UnsupportedElementTypeNamesValue) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}}, onnx::TensorProto::FLOAT16);
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y", onnx::TensorProto::FLOAT16);
+  auto g = b.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("'x': unsupported element type FLOAT16"), std::string::npos)
+      << g.error().message;
+}
+
+}  // namespace
+}  // namespace npu::compiler
