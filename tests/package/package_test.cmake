@@ -65,6 +65,7 @@ run(COMMAND ${CMAKE_COMMAND} -S ${NPU_SOURCE_DIR}/tests/package/consumer -B ${co
             "-DCMAKE_EXE_LINKER_FLAGS=${flags}")
 run(COMMAND ${CMAKE_COMMAND} --build ${consumer_build} -j 2)
 run(COMMAND ${consumer_build}/consumer_main)
+run(COMMAND ${consumer_build}/consumer_compile)
 message(STATUS "${RUN_OUTPUT}")
 run(COMMAND ${consumer_build}/consumer_mock_test)
 
