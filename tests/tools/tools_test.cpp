@@ -652,7 +652,7 @@ TEST_F(Submit, UsageErrorsAreOneLineExitOne) {
   };
   const std::vector<Case> cases = {
       {{npub.string(), "--input", "x=x.npy", "--output-dir", "o"},
-       "model packages are not supported yet"},
+       "not a model package (bad magic"},
       {{npub.string(), "--buffer", "0x100000000=size:4"}, "--buffer is for raw command buffers"},
       {{bin.string(), "--input", "x=x.npy"}, "--input is for model packages"},
       {{junk.string()}, "neither a command buffer (no NPUC magic) nor a model package"},

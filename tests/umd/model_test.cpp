@@ -1,0 +1,439 @@
+// npu::Model and the host ops: small packages built in the test (buffers at fixed VAs, device
+// segments from isa::CommandBufferBuilder, host segments), run on the emulator and compared
+// with values computed here; error cases; npu-submit in model mode end to end.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "npu/device.h"
+#include "npu/format/npy.h"
+#include "npu/format/package.h"
+#include "npu/host_ops.h"
+#include "npu/isa/builder.h"
+#include "npu/model.h"
+
+namespace {
+
+using npu::Model;
+using npu::format::Access;
+using npu::format::BufferInfo;
+using npu::format::BufferKind;
+using npu::format::Dim;
+using npu::format::DType;
+using npu::format::Layout;
+using npu::format::NpyArray;
+using npu::format::Package;
+using npu::format::Section;
+using npu::format::SectionKind;
+using npu::format::Segment;
+using npu::format::SegmentKind;
+using npu::format::TensorInfo;
+using npu::format::TensorLocation;
+using npu::format::TensorRole;
+
+constexpr uint64_t kVa = 0x100000000ull;
+constexpr uint64_t kStep = 0x100000ull;
+
+std::vector<float> softmax(std::vector<float> v) {
+  float m = v[0];
+  for (float x : v) m = std::max(m, x);
+  float sum = 0;
+  for (float& x : v) sum += (x = std::exp(x - m));
+  for (float& x : v) x /= sum;
+  return v;
+}
+
+Section cmdbuf_section(std::vector<std::byte> bytes) {
+  return Section{SectionKind::kCommandBuffer, "cb0", std::move(bytes)};
+}
+
+/// x [1, n] fp32 (input buffer) -> device: relu into r (activations) -> host: Softmax -> y.
+Package relu_softmax_package(uint32_t n = 8, std::string out_name = "y",
+                             std::string host_op = "Softmax", std::vector<Dim> x_shape = {}) {
+  if (x_shape.empty()) x_shape = {Dim::fixed(1), Dim::fixed(n)};
+  const uint64_t bytes = uint64_t{n} * 4;
+  npu::isa::CommandBufferBuilder b;
+  npu::isa::DmaArgs in;
+  in.dram = kVa;
+  in.sram = 0;
+  in.elem_size = 4;
+  in.size = {n, 1, 1};
+  b.dma_load(in);
+  // The engines run concurrently: order them with semaphores.
+  b.sem_signal(NPU_ENGINE_DMA_IN, 0);
+  b.sem_wait(NPU_ENGINE_VECTOR, 0);
+  npu::isa::ActivationArgs act;
+  act.func = NPU_ACT_RELU;
+  act.shape = {1, 1, 1, n};
+  act.in_addr = 0;
+  act.out_addr = 4096;
+  b.activation(act);
+  b.sem_signal(NPU_ENGINE_VECTOR, 1);
+  b.sem_wait(NPU_ENGINE_DMA_OUT, 1);
+  npu::isa::DmaArgs out = in;
+  out.dram = kVa + kStep;
+  out.sram = 4096;
+  b.dma_store(out);
+
+  Package p;
+  auto& m = p.metadata;
+  m.model.name = "relu_softmax";
+  m.target.features = NPU_FEATURE_FP32;
+  m.buffers = {
+      BufferInfo{"in", BufferKind::kInput, bytes, kVa, {}},
+      BufferInfo{"act", BufferKind::kActivations, bytes, kVa + kStep, {}},
+  };
+  m.tensors = {
+      TensorInfo{"x",
+                 DType::kFloat32,
+                 x_shape,
+                 TensorRole::kInput,
+                 {},
+                 TensorLocation{"in", 0, bytes, Layout::kPlain, {}}},
+      TensorInfo{"r",
+                 DType::kFloat32,
+                 {Dim::fixed(1), Dim::fixed(n)},
+                 TensorRole::kIntermediate,
+                 {},
+                 TensorLocation{"act", 0, bytes, Layout::kPlain, {}}},
+      TensorInfo{
+          out_name, DType::kFloat32, {Dim::fixed(1), Dim::fixed(n)}, TensorRole::kOutput, {}, {}},
+  };
+  Segment dev;
+  dev.kind = SegmentKind::kDevice;
+  dev.name = "relu0";
+  dev.inputs = {"x"};
+  dev.outputs = {"r"};
+  dev.command_buffer = 0;
+  dev.buffers = {{"in", Access::kRead}, {"act", Access::kWrite}};
+  Segment host;
+  host.kind = SegmentKind::kHost;
+  host.name = "softmax0";
+  host.inputs = {"r"};
+  host.outputs = {out_name};
+  host.op_type = std::move(host_op);
+  host.attributes = R"({"axis":-1})";
+  m.segments = {dev, host};
+  m.inputs = {"x"};
+  m.outputs = {out_name};
+  p.sections = {cmdbuf_section(b.finish())};
+  return p;
+}
+
+class ModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto dev = npu::Device::open("emu:");
+    ASSERT_TRUE(dev) << dev.error().message;
+    dev_.emplace(std::move(*dev));
+  }
+  std::optional<npu::Device> dev_;
+};
+
+TEST_F(ModelTest, DeviceReluThenHostSoftmax) {
+  auto model = Model::load(*dev_, relu_softmax_package(), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  ASSERT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->inputs()[0].name, "x");
+  EXPECT_EQ(model->outputs()[0].name, "y");
+  const std::vector<float> x = {-1.0f, 0.5f, 2.0f, -3.0f, 1.0f, 0.0f, 4.0f, -0.25f};
+  npu::RunOptions opts;
+  opts.collect_profile = true;
+  auto out = model->run({{"x", NpyArray::of<float>({1, 8}, x)}}, opts);
+  ASSERT_TRUE(out) << out.error().message;
+  std::vector<float> relu = x;
+  for (float& v : relu) v = std::max(v, 0.0f);
+  const std::vector<float> want = softmax(relu);
+  const NpyArray& y = out->at("y");
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{1, 8}));
+  auto got = y.values<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << i;
+
+  const auto& st = model->last_stats();
+  ASSERT_EQ(st.segments.size(), 2u);
+  EXPECT_GT(st.device_cycles, 0u);
+  EXPECT_EQ(st.segments[0].cycles, st.device_cycles);
+  EXPECT_EQ(st.segments[1].op_type, "Softmax");
+  EXPECT_NE(model->trace_json().find("traceEvents"), std::string::npos);
+
+  // A second run on the same model.
+  auto again = model->run({{"x", NpyArray::of<float>({1, 8}, relu)}});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->at("y").values<float>(), got);
+}
+
+TEST_F(ModelTest, NhwcLocationIsConvertedFromNchw) {
+  // x: logical NCHW [1, 3, 2, 2] stored NHWC; the device copies the buffer to the output,
+  // declared as a plain [1, 2, 2, 3] tensor: y[n, h, w, c] = x[n, c, h, w].
+  const uint32_t n = 12;
+  npu::isa::CommandBufferBuilder b;
+  npu::isa::DmaArgs in;
+  in.dram = kVa;
+  in.elem_size = 4;
+  in.size = {n, 1, 1};
+  b.dma_load(in);
+  b.sem_signal(NPU_ENGINE_DMA_IN, 0);
+  b.sem_wait(NPU_ENGINE_DMA_OUT, 0);
+  npu::isa::DmaArgs out = in;
+  out.dram = kVa + kStep;
+  b.dma_store(out);
+  Package p;
+  auto& m = p.metadata;
+  m.model.name = "nhwc";
+  m.target.features = NPU_FEATURE_FP32;
+  m.buffers = {BufferInfo{"in", BufferKind::kInput, n * 4, kVa, {}},
+               BufferInfo{"out", BufferKind::kOutput, n * 4, kVa + kStep, {}}};
+  m.tensors = {
+      TensorInfo{"x",
+                 DType::kFloat32,
+                 {Dim::fixed(1), Dim::fixed(3), Dim::fixed(2), Dim::fixed(2)},
+                 TensorRole::kInput,
+                 {},
+                 TensorLocation{"in", 0, n * 4, Layout::kNHWC, {}}},
+      TensorInfo{"y",
+                 DType::kFloat32,
+                 {Dim::fixed(1), Dim::fixed(2), Dim::fixed(2), Dim::fixed(3)},
+                 TensorRole::kOutput,
+                 {},
+                 TensorLocation{"out", 0, n * 4, Layout::kPlain, {}}},
+  };
+  Segment dev;
+  dev.name = "copy";
+  dev.inputs = {"x"};
+  dev.outputs = {"y"};
+  dev.buffers = {{"in", Access::kRead}, {"out", Access::kWrite}};
+  m.segments = {dev};
+  m.inputs = {"x"};
+  m.outputs = {"y"};
+  p.sections = {cmdbuf_section(b.finish())};
+  auto model = Model::load(*dev_, p, "nhwc.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  std::vector<float> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  auto r = model->run({{"x", NpyArray::of<float>({1, 3, 2, 2}, x)}});
+  ASSERT_TRUE(r) << r.error().message;
+  auto y = r->at("y").values<float>();
+  for (int h = 0; h < 2; ++h) {
+    for (int w = 0; w < 2; ++w) {
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(y[(h * 2 + w) * 3 + c], x[(c * 2 + h) * 2 + w]) << h << w << c;
+      }
+    }
+  }
+}
+
+TEST_F(ModelTest, HostOnlySymbolicBatch) {
+  Package p;
+  auto& m = p.metadata;
+  m.model.name = "host";
+  m.tensors = {
+      TensorInfo{
+          "x", DType::kFloat32, {Dim::named("N"), Dim::fixed(3)}, TensorRole::kInput, {}, {}},
+      TensorInfo{"h",
+                 DType::kFloat32,
+                 {Dim::named("N"), Dim::fixed(3)},
+                 TensorRole::kIntermediate,
+                 {},
+                 {}},
+      TensorInfo{
+          "y", DType::kFloat32, {Dim::named("N"), Dim::fixed(3)}, TensorRole::kOutput, {}, {}},
+  };
+  Segment relu;
+  relu.kind = SegmentKind::kHost;
+  relu.name = "relu";
+  relu.op_type = "Relu";
+  relu.inputs = {"x"};
+  relu.outputs = {"h"};
+  Segment sm = relu;
+  sm.name = "sm";
+  sm.op_type = "Softmax";
+  sm.inputs = {"h"};
+  sm.outputs = {"y"};
+  m.segments = {relu, sm};
+  m.inputs = {"x"};
+  m.outputs = {"y"};
+  auto model = Model::load(*dev_, p, "host.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  EXPECT_TRUE(model->inputs()[0].shape[0].symbolic());
+  const std::vector<float> x = {1, -2, 3, 0, 0, 0};
+  auto r = model->run({{"x", NpyArray::of<float>({2, 3}, x)}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->at("y").shape, (std::vector<int64_t>{2, 3}));
+  auto y = r->at("y").values<float>();
+  auto row0 = softmax({1, 0, 3});
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[i], row0[i], 1e-6f);
+  for (int i = 3; i < 6; ++i) EXPECT_NEAR(y[i], 1.0f / 3, 1e-6f);
+}
+
+TEST_F(ModelTest, InputErrors) {
+  auto model = Model::load(*dev_, relu_softmax_package(), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  auto wrong_dtype = model->run({{"x", NpyArray::zeros(DType::kInt8, {1, 8})}});
+  ASSERT_FALSE(wrong_dtype);
+  EXPECT_EQ(wrong_dtype.error().message, "t.npub: input 'x': dtype int8, expected float32");
+  auto wrong_shape = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 7})}});
+  ASSERT_FALSE(wrong_shape);
+  EXPECT_EQ(wrong_shape.error().message, "t.npub: input 'x': shape [1, 7], expected [1, 8]");
+  auto missing = model->run({});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "t.npub: missing input 'x'");
+  auto unknown = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})},
+                             {"z", NpyArray::zeros(DType::kFloat32, {1})}});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("unknown input 'z'"), std::string::npos);
+}
+
+TEST_F(ModelTest, SymbolicBatchMustMatchCompiledSize) {
+  auto model = Model::load(
+      *dev_, relu_softmax_package(8, "y", "Softmax", {Dim::named("N"), Dim::fixed(8)}), "b.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  auto r = model->run({{"x", NpyArray::zeros(DType::kFloat32, {4, 8})}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "b.npub: input 'x': batch 4 but the package was compiled for 1");
+  auto ok = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})}});
+  EXPECT_TRUE(ok) << ok.error().message;
+}
+
+TEST_F(ModelTest, UnknownHostOp) {
+  auto model = Model::load(*dev_, relu_softmax_package(8, "y", "Foo"), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  auto r = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "t.npub: segment 'softmax0' (host Foo): host op 'Foo' is not supported");
+}
+
+TEST_F(ModelTest, CorruptOrMissingPackageFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "npu_model_test_corrupt";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "bad.npub").string();
+  std::ofstream(path) << "this is not a package";
+  auto bad = Model::load(*dev_, path);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find(path), std::string::npos) << bad.error().message;
+  auto missing = Model::load(*dev_, (dir / "none.npub").string());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("none.npub"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(ModelTest, BufferOutsideVaRangeIsRefused) {
+  Package p = relu_softmax_package();
+  const auto& va = dev_->params().va_range;
+  if (!va) GTEST_SKIP() << "device reports no VA range";
+  p.metadata.buffers[1].address = va->end;  // beyond the range
+  // The command buffer still targets the old address; only the load check matters here.
+  auto model = Model::load(*dev_, p, "va.npub");
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.error().message.find("va.npub"), std::string::npos) << model.error().message;
+}
+
+// ---- host ops ----
+
+NpyArray f32(std::vector<int64_t> shape, std::vector<float> v) {
+  return NpyArray::of<float>(std::move(shape), v);
+}
+
+TEST(HostOps, AddBroadcasts) {
+  const NpyArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const NpyArray b = f32({3}, {10, 20, 30});
+  const NpyArray* ins[] = {&a, &b};
+  auto r = npu::run_host_op("Add", "{}", ins);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ((*r)[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ((*r)[0].values<float>(), (std::vector<float>{11, 22, 33, 14, 25, 36}));
+  const NpyArray c = f32({2, 1}, {1, 2});
+  const NpyArray* ins2[] = {&c, &b};
+  auto r2 = npu::run_host_op("Mul", "{}", ins2);
+  ASSERT_TRUE(r2) << r2.error().message;
+  EXPECT_EQ((*r2)[0].values<float>(), (std::vector<float>{10, 20, 30, 20, 40, 60}));
+  const NpyArray d = f32({4}, {1, 2, 3, 4});
+  const NpyArray* bad[] = {&a, &d};
+  auto e = npu::run_host_op("Sub", "{}", bad);
+  ASSERT_FALSE(e);
+  EXPECT_EQ(e.error().message, "Sub: shapes [2, 3] and [4] do not broadcast");
+}
+
+TEST(HostOps, MatMulBatched) {
+  const NpyArray a = f32({2, 1, 2}, {1, 2, 3, 4});
+  const NpyArray b = f32({2, 1}, {10, 100});
+  const NpyArray* ins[] = {&a, &b};
+  auto r = npu::run_host_op("MatMul", "{}", ins);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ((*r)[0].shape, (std::vector<int64_t>{2, 1, 1}));
+  EXPECT_EQ((*r)[0].values<float>(), (std::vector<float>{210, 430}));
+}
+
+TEST(HostOps, ShapeOps) {
+  const NpyArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  const NpyArray* one[] = {&a};
+  auto t = npu::run_host_op("Transpose", "{}", one);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ((*t)[0].shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*t)[0].values<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  const NpyArray shape = NpyArray::of<int64_t>({2}, std::vector<int64_t>{-1, 2});
+  const NpyArray* two[] = {&a, &shape};
+  auto rs = npu::run_host_op("Reshape", "{}", two);
+  ASSERT_TRUE(rs) << rs.error().message;
+  EXPECT_EQ((*rs)[0].shape, (std::vector<int64_t>{3, 2}));
+  auto fl = npu::run_host_op("Flatten", R"({"axis":0})", one);
+  ASSERT_TRUE(fl) << fl.error().message;
+  EXPECT_EQ((*fl)[0].shape, (std::vector<int64_t>{1, 6}));
+  auto sm = npu::run_host_op("Softmax", R"({"axis":0})", one);
+  ASSERT_TRUE(sm) << sm.error().message;
+  auto col = softmax({1, 4});
+  EXPECT_NEAR((*sm)[0].values<float>()[0], col[0], 1e-6f);
+  EXPECT_NEAR((*sm)[0].values<float>()[3], col[1], 1e-6f);
+  auto foo = npu::run_host_op("Foo", "{}", one);
+  ASSERT_FALSE(foo);
+  EXPECT_EQ(foo.error().message, "host op 'Foo' is not supported");
+}
+
+// ---- npu-submit model mode ----
+
+#ifdef NPU_SUBMIT_PATH
+TEST(NpuSubmitModel, WritesOutputsStatsAndTrace) {
+  const auto dir = std::filesystem::temp_directory_path() / "npu_model_test_submit";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string pkg = (dir / "m.npub").string();
+  ASSERT_TRUE(npu::format::write_package(pkg, relu_softmax_package(8, "prob:0")));
+  const std::vector<float> x = {-1, 0.5f, 2, -3, 1, 0, 4, -0.25f};
+  const std::string xin = (dir / "x.npy").string();
+  ASSERT_TRUE(npu::format::write_npy(xin, NpyArray::of<float>({1, 8}, x)));
+  const std::string out_dir = (dir / "out" / "sub").string();
+  const std::string trace = (dir / "trace.json").string();
+  const std::string log = (dir / "log.txt").string();
+  const std::string cmd = std::string(NPU_SUBMIT_PATH) + " " + pkg + " --input x=" + xin +
+                          " --output-dir " + out_dir + " --stats --trace " + trace + " > " + log +
+                          " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto y = npu::format::read_npy(out_dir + "/prob_0.npy");
+  ASSERT_TRUE(y) << y.error().message;
+  std::vector<float> relu = x;
+  for (float& v : relu) v = std::max(v, 0.0f);
+  const auto want = softmax(relu);
+  auto got = y->values<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f);
+  EXPECT_TRUE(std::filesystem::exists(trace));
+
+  // Unknown and missing inputs fail with a one-line error.
+  const std::string bad = std::string(NPU_SUBMIT_PATH) + " " + pkg + " --input q=" + xin +
+                          " --output-dir " + out_dir + " > " + log + " 2>&1";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+  std::ifstream in(log);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_NE(line.find("unknown input 'q'"), std::string::npos) << line;
+  std::filesystem::remove_all(dir);
+}
+#endif
+
+}  // namespace
