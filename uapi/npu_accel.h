@@ -36,17 +36,17 @@ extern "C" {
 #define DRM_NPU_WAIT 0x08
 #define DRM_NPU_NUM_IOCTLS 0x09
 
-#define DRM_IOCTL_NPU_GET_PARAM                                                                    \
+#define DRM_IOCTL_NPU_GET_PARAM \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_GET_PARAM, struct drm_npu_get_param)
 #define DRM_IOCTL_NPU_QUERY DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_QUERY, struct drm_npu_query)
-#define DRM_IOCTL_NPU_BO_CREATE                                                                    \
+#define DRM_IOCTL_NPU_BO_CREATE \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_CREATE, struct drm_npu_bo_create)
 #define DRM_IOCTL_NPU_BO_INFO DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_INFO, struct drm_npu_bo_info)
-#define DRM_IOCTL_NPU_BO_CLOSE                                                                     \
+#define DRM_IOCTL_NPU_BO_CLOSE \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_CLOSE, struct drm_npu_bo_close)
-#define DRM_IOCTL_NPU_CTX_CREATE                                                                   \
+#define DRM_IOCTL_NPU_CTX_CREATE \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_CTX_CREATE, struct drm_npu_ctx_create)
-#define DRM_IOCTL_NPU_CTX_DESTROY                                                                  \
+#define DRM_IOCTL_NPU_CTX_DESTROY \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_CTX_DESTROY, struct drm_npu_ctx_destroy)
 #define DRM_IOCTL_NPU_SUBMIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_SUBMIT, struct drm_npu_submit)
 #define DRM_IOCTL_NPU_WAIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_WAIT, struct drm_npu_wait)
@@ -139,29 +139,29 @@ struct drm_npu_query {
 struct drm_npu_device_info {
   __u32 device_id;
   __u32 revision;
-  __u32 platform;      /* DRM_NPU_PLATFORM_* */
-  __u32 api_version;   /* (major << 16) | minor */
-  __u32 isa_version;   /* (major << 16) | minor */
-  __u32 num_engines;   /* entries QUERY ENGINE_INFO returns */
-  __u64 sram_size;     /* bytes */
-  __u32 sram_banks;    /* banks the SRAM is split into */
+  __u32 platform;    /* DRM_NPU_PLATFORM_* */
+  __u32 api_version; /* (major << 16) | minor */
+  __u32 isa_version; /* (major << 16) | minor */
+  __u32 num_engines; /* entries QUERY ENGINE_INFO returns */
+  __u64 sram_size;   /* bytes */
+  __u32 sram_banks;  /* banks the SRAM is split into */
   __u32 num_semaphores;
   __u64 clock_hz;
-  __u64 capabilities;  /* DRM_NPU_CAP_* */
-  __u64 features;      /* NPU_FEATURE_* (ISA features the device implements) */
+  __u64 capabilities; /* DRM_NPU_CAP_* */
+  __u64 features;     /* NPU_FEATURE_* (ISA features the device implements) */
   __u32 watchdog_ms;
   __u32 pad;
-  char name[32];       /* NUL-terminated model name */
+  char name[32]; /* NUL-terminated model name */
 };
 
 /** struct drm_npu_engine_info - one engine (QUERY ENGINE_INFO returns an array). */
 struct drm_npu_engine_info {
-  __u32 id;            /* NPU_ENGINE_* */
-  __u32 queue_depth;   /* commands the engine queue holds */
-  __u64 throughput;    /* engine-specific peak: MACs/cycle (matrix), bytes/cycle (DMA),
-                          elements/cycle (vector), commands/cycle (CP) */
-  __u64 latency;       /* fixed cycles added to each command */
-  char name[16];       /* NUL-terminated */
+  __u32 id;          /* NPU_ENGINE_* */
+  __u32 queue_depth; /* commands the engine queue holds */
+  __u64 throughput;  /* engine-specific peak: MACs/cycle (matrix), bytes/cycle (DMA),
+                        elements/cycle (vector), commands/cycle (CP) */
+  __u64 latency;     /* fixed cycles added to each command */
+  char name[16];     /* NUL-terminated */
 };
 
 /* Context states. */
@@ -170,11 +170,11 @@ struct drm_npu_engine_info {
 
 /* Fault kinds (struct drm_npu_fault.kind). */
 #define DRM_NPU_FAULT_NONE 0
-#define DRM_NPU_FAULT_PARSE 1         /* malformed command met by the device */
-#define DRM_NPU_FAULT_MMU 2           /* unmapped device address or wrong access */
-#define DRM_NPU_FAULT_SRAM_RANGE 3    /* SRAM access outside the SRAM */
-#define DRM_NPU_FAULT_SEMAPHORE 4     /* semaphore overflow or bad semaphore id */
-#define DRM_NPU_FAULT_WATCHDOG 5      /* job exceeded the watchdog; device was reset */
+#define DRM_NPU_FAULT_PARSE 1      /* malformed command met by the device */
+#define DRM_NPU_FAULT_MMU 2        /* unmapped device address or wrong access */
+#define DRM_NPU_FAULT_SRAM_RANGE 3 /* SRAM access outside the SRAM */
+#define DRM_NPU_FAULT_SEMAPHORE 4  /* semaphore overflow or bad semaphore id */
+#define DRM_NPU_FAULT_WATCHDOG 5   /* job exceeded the watchdog; device was reset */
 
 /**
  * struct drm_npu_fault - the first fault a job met (in virtual time).
@@ -212,14 +212,14 @@ struct drm_npu_counters {
   __u64 jobs_completed;
   __u64 jobs_faulted;
   __u64 device_resets;
-  __u64 total_cycles;                       /* sum of job cycles */
-  __u64 busy_cycles[DRM_NPU_MAX_ENGINES];   /* per NPU_ENGINE_* */
-  __u64 commands[DRM_NPU_MAX_ENGINES];      /* commands executed per engine */
-  __u64 dma_bytes_in;                       /* DRAM -> SRAM */
-  __u64 dma_bytes_out;                      /* SRAM -> DRAM */
-  __u64 macs;                               /* multiply-accumulates on the matrix engine */
-  __u64 vector_elements;                    /* elements produced by the vector engine */
-  __u64 semaphore_stall_cycles;             /* cycles engines spent in SEM_WAIT */
+  __u64 total_cycles;                     /* sum of job cycles */
+  __u64 busy_cycles[DRM_NPU_MAX_ENGINES]; /* per NPU_ENGINE_* */
+  __u64 commands[DRM_NPU_MAX_ENGINES];    /* commands executed per engine */
+  __u64 dma_bytes_in;                     /* DRAM -> SRAM */
+  __u64 dma_bytes_out;                    /* SRAM -> DRAM */
+  __u64 macs;                             /* multiply-accumulates on the matrix engine */
+  __u64 vector_elements;                  /* elements produced by the vector engine */
+  __u64 semaphore_stall_cycles;           /* cycles engines spent in SEM_WAIT */
 };
 
 /**
