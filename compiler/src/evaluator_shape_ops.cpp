@@ -152,7 +152,6 @@ Result concat(const Node& n, Inputs in) {
   TensorData out = TensorData::zeros(first.dtype, out_dims);
   int64_t outer = 1;
   for (size_t d = 0; d < ax; ++d) outer *= out_dims[d];
-  const size_t es = dtype_size(first.dtype);
   size_t pos = 0;
   for (int64_t o = 0; o < outer; ++o) {
     for (const TensorData* t : in) {
@@ -164,7 +163,6 @@ Result concat(const Node& n, Inputs in) {
       pos += chunk;
     }
   }
-  (void)es;
   return std::vector<TensorData>{std::move(out)};
 }
 

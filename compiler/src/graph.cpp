@@ -86,13 +86,6 @@ std::vector<int64_t> Node::attr_ints(const std::string& key,
   return fallback;
 }
 
-std::vector<float> Node::attr_floats(const std::string& key) const {
-  auto it = attrs.find(key);
-  if (it == attrs.end()) return {};
-  if (auto* v = std::get_if<std::vector<float>>(&it->second)) return *v;
-  return {};
-}
-
 const TensorData* Node::attr_tensor(const std::string& key) const {
   auto it = attrs.find(key);
   if (it == attrs.end()) return nullptr;
@@ -170,17 +163,6 @@ std::vector<std::vector<int>> Graph::consumers() const {
     }
   }
   return c;
-}
-
-void Graph::replace_uses(ValueId from, ValueId to) {
-  for (Node& n : nodes) {
-    for (ValueId& i : n.inputs) {
-      if (i == from) i = to;
-    }
-  }
-  for (ValueId& o : outputs) {
-    if (o == from) o = to;
-  }
 }
 
 bool Graph::bypass(ValueId out, ValueId in) {

@@ -11,6 +11,7 @@
 #include "cancel.h"
 #include "gemm.h"
 #include "matrix_common.h"
+#include "npu/isa/dtype.h"
 #include "ops.h"
 
 namespace npu::emu::kern {
@@ -175,8 +176,7 @@ void conv_q_direct(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo
           }
         acc[static_cast<size_t>(o)] = static_cast<int64_t>(s);
       }
-      qo.store_row(out + static_cast<size_t>((oy * g.ow + ox) * g.oc) *
-                             (qo.dtype == NPU_DTYPE_INT32 ? 4 : 1),
+      qo.store_row(out + static_cast<size_t>((oy * g.ow + ox) * g.oc) * isa::dtype_size(qo.dtype),
                    acc.data(), q.data(), static_cast<size_t>(g.oc));
     }
 }
@@ -201,7 +201,7 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
       wt[t * ch + ci] = static_cast<int16_t>(ld_int(w, ci * taps + t, c.w_dtype) - q[ci].w_zp);
   std::vector<int32_t> acc(ch);
   std::vector<int64_t> acc64(ch);
-  const size_t out_esize = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  const size_t out_esize = isa::dtype_size(qo.dtype);
   const bool in_signed = c.in_dtype == NPU_DTYPE_INT8;
   for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
     for (int64_t ox = 0; ox < g.ow; ++ox) {
@@ -258,7 +258,7 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
   const uint8_t aflip = c.in_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
   const uint8_t apad = static_cast<uint8_t>(azp);  // (x - zp) == 0 at padded positions
   std::byte* out = sram.data() + c.out_addr;
-  const size_t out_esize = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  const size_t out_esize = isa::dtype_size(qo.dtype);
   const bool direct_rows = g.pointwise() && g.groups == 1;
 
   for (int64_t grp = 0; grp < g.groups; ++grp) {

@@ -7,6 +7,7 @@
 #include "cancel.h"
 #include "gemm.h"
 #include "matrix_common.h"
+#include "npu/isa/dtype.h"
 #include "ops.h"
 
 namespace npu::emu::kern {
@@ -58,7 +59,7 @@ void matmul_q_direct(const npu_cmd_matmul& c, std::span<std::byte> sram,
                      const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
   const size_t m = c.m, k = c.k, n = c.n;
   const bool tb = (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0;
-  const size_t oes = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  const size_t oes = isa::dtype_size(qo.dtype);
   std::vector<int64_t> acc(n);
   for (size_t bt = 0; bt < c.batch; ++bt) {
     const std::byte* a = sram.data() + c.a_addr + bt * size_t{c.a_batch_stride};
@@ -95,7 +96,7 @@ void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
 
   const uint8_t aflip = c.a_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
   const uint8_t bflip = c.b_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
-  const size_t oes = qo.dtype == NPU_DTYPE_INT32 ? 4 : 1;
+  const size_t oes = isa::dtype_size(qo.dtype);
   std::optional<PackedQ8> packed;
   for (size_t bt = 0; bt < c.batch; ++bt) {
     const auto* a =

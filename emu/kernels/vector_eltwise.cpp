@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "npu/isa/dtype.h"
 #include "npu/ref/scalar.h"
 #include "ops.h"
 #include "sram.h"
@@ -162,7 +163,7 @@ void eltwise(const npu_cmd_eltwise& c, std::span<std::byte> sram) {
 
 void activation(const npu_cmd_activation& c, std::span<std::byte> sram) {
   if (c.func == NPU_ACT_COPY) {  // any dtype: a strided move of raw elements
-    if (c.dtype == NPU_DTYPE_INT8 || c.dtype == NPU_DTYPE_UINT8)
+    if (isa::dtype_size(c.dtype) == 1)
       unary<uint8_t>(c, sram, [](uint8_t x) { return x; });
     else
       unary<uint32_t>(c, sram, [](uint32_t x) { return x; });

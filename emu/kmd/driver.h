@@ -24,9 +24,6 @@ struct Driver {
   std::unique_ptr<Scheduler> scheduler;  // declared after device: stopped before it
 };
 
-/// Engines the device reports (NPU_ENGINE_CP .. NPU_ENGINE_VECTOR).
-inline constexpr uint32_t kNumEngines = 5;
-
 using IoctlHandler = int (*)(Driver& drv, File& file, void* data);
 
 int ioctl_get_param(Driver& drv, File& file, void* data);

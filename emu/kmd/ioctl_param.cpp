@@ -39,10 +39,10 @@ int ioctl_get_param(Driver& drv, File& /*file*/, void* data) {
       a.value = cfg.sram_banks;
       break;
     case DRM_NPU_PARAM_NUM_ENGINES:
-      a.value = kNumEngines;
+      a.value = NPU_NUM_ENGINES;
       break;
     case DRM_NPU_PARAM_ENGINE_MASK:
-      a.value = (1u << kNumEngines) - 1;
+      a.value = (1u << NPU_NUM_ENGINES) - 1;
       break;
     case DRM_NPU_PARAM_CLOCK_HZ:
       a.value = cfg.clock_hz;

@@ -7,6 +7,7 @@
 
 #include "driver.h"
 #include "log.h"
+#include "npu/isa/validate.h"
 #include "npu_isa.h"
 #include "uaccess.h"
 
@@ -26,7 +27,7 @@ drm_npu_device_info device_info(const isa::DeviceConfig& cfg) {
   d.platform = DRM_NPU_PLATFORM_EMULATOR;
   d.api_version = (DRM_NPU_API_VERSION_MAJOR << 16) | DRM_NPU_API_VERSION_MINOR;
   d.isa_version = (NPU_ISA_VERSION_MAJOR << 16) | NPU_ISA_VERSION_MINOR;
-  d.num_engines = kNumEngines;
+  d.num_engines = NPU_NUM_ENGINES;
   d.sram_size = cfg.sram_size;
   d.sram_banks = cfg.sram_banks;
   d.num_semaphores = cfg.num_semaphores;
@@ -38,14 +39,13 @@ drm_npu_device_info device_info(const isa::DeviceConfig& cfg) {
   return d;
 }
 
-drm_npu_engine_info engine(uint32_t id, const char* name, uint32_t depth, uint64_t throughput,
-                           uint64_t latency) {
+drm_npu_engine_info engine(uint32_t id, uint32_t depth, uint64_t throughput, uint64_t latency) {
   drm_npu_engine_info e{};
   e.id = id;
   e.queue_depth = depth;
   e.throughput = throughput;
   e.latency = latency;
-  std::strncpy(e.name, name, sizeof(e.name) - 1);
+  std::strncpy(e.name, isa::engine_name(static_cast<uint8_t>(id)), sizeof(e.name) - 1);
   return e;
 }
 
@@ -57,11 +57,11 @@ void engine_info(const isa::DeviceConfig& cfg, std::vector<std::byte>& out) {
   const uint64_t macs = int8 ? uint64_t{cfg.matrix.int8_rows} * cfg.matrix.int8_cols
                              : uint64_t{cfg.matrix.fp32_rows} * cfg.matrix.fp32_cols;
   const uint64_t lanes = int8 ? cfg.vector.int8_lanes : cfg.vector.fp32_lanes;
-  put(out, engine(NPU_ENGINE_CP, "cp", q, 1, cfg.cp_cycles_per_cmd));
-  put(out, engine(NPU_ENGINE_DMA_IN, "dma_in", q, cfg.dma.bytes_per_cycle, cfg.dma.latency));
-  put(out, engine(NPU_ENGINE_DMA_OUT, "dma_out", q, cfg.dma.bytes_per_cycle, cfg.dma.latency));
-  put(out, engine(NPU_ENGINE_MATRIX, "matrix", q, macs, cfg.matrix.fill_latency));
-  put(out, engine(NPU_ENGINE_VECTOR, "vector", q, lanes, cfg.vector.latency));
+  put(out, engine(NPU_ENGINE_CP, q, 1, cfg.cp_cycles_per_cmd));
+  put(out, engine(NPU_ENGINE_DMA_IN, q, cfg.dma.bytes_per_cycle, cfg.dma.latency));
+  put(out, engine(NPU_ENGINE_DMA_OUT, q, cfg.dma.bytes_per_cycle, cfg.dma.latency));
+  put(out, engine(NPU_ENGINE_MATRIX, q, macs, cfg.matrix.fill_latency));
+  put(out, engine(NPU_ENGINE_VECTOR, q, lanes, cfg.vector.latency));
 }
 
 std::shared_ptr<Context> find_context(File& file, uint64_t id) {

@@ -4,29 +4,10 @@
 #include <utility>
 
 #include "log.h"
+#include "npu/isa/validate.h"
 #include "uaccess.h"
 
 namespace npu::emu::kmd {
-namespace {
-
-const char* fault_name(uint32_t kind) {
-  switch (kind) {
-    case DRM_NPU_FAULT_PARSE:
-      return "parse";
-    case DRM_NPU_FAULT_MMU:
-      return "mmu";
-    case DRM_NPU_FAULT_SRAM_RANGE:
-      return "sram range";
-    case DRM_NPU_FAULT_SEMAPHORE:
-      return "semaphore";
-    case DRM_NPU_FAULT_WATCHDOG:
-      return "watchdog";
-    default:
-      return "unknown";
-  }
-}
-
-}  // namespace
 
 Scheduler::Scheduler(Device& device, uint32_t watchdog_ms)
     : device_(device), watchdog_(watchdog_ms) {
@@ -168,7 +149,7 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
     // fuzzing and SKIP_VALIDATION users, so they log at info.
     log().log(job.fault.kind == DRM_NPU_FAULT_WATCHDOG ? spdlog::level::warn : spdlog::level::info,
               "ctx {} seqno {}: {} fault on {} at command {}, address {:#x}; context banned",
-              ctx.id(), job.seqno, fault_name(job.fault.kind),
+              ctx.id(), job.seqno, isa::fault_kind_name(job.fault.kind),
               isa::engine_name(static_cast<uint8_t>(job.fault.engine)), job.fault.cmd_index,
               job.fault.address);
     ban_locked(ctx, job.fault, job.seqno);

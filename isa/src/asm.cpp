@@ -10,6 +10,7 @@
 
 #include "asm_table.h"
 #include "npu/isa/asm.h"
+#include "npu/isa/builder.h"
 #include "npu/isa/validate.h"
 
 namespace npu::isa {
@@ -146,24 +147,16 @@ class Assembler {
       pos = nl + 1;
     }
     if (cmds_.empty()) return make_error(EINVAL, std::string(file_) + ": no commands");
-    uint64_t features = 0;
-    if (features_) {
-      features = *features_;
-    } else {
-      for (const npu_cmd& c : cmds_) features |= command_features(c);
-    }
-    npu_cmdbuf_header h;
-    std::memset(&h, 0, sizeof h);
-    h.magic = NPU_ISA_MAGIC;
-    h.version_major = version_ ? version_->first : NPU_ISA_VERSION_MAJOR;
-    h.version_minor = version_ ? version_->second : NPU_ISA_VERSION_MINOR;
-    h.size = static_cast<uint32_t>(sizeof h + cmds_.size() * NPU_CMD_SIZE);
-    h.num_cmds = static_cast<uint32_t>(cmds_.size());
-    h.required_features = features;
     Assembly out;
-    out.bytes.resize(sizeof h + cmds_.size() * NPU_CMD_SIZE);
-    std::memcpy(out.bytes.data(), &h, sizeof h);
-    std::memcpy(out.bytes.data() + sizeof h, cmds_.data(), cmds_.size() * NPU_CMD_SIZE);
+    out.bytes =
+        CommandBufferBuilder::serialize(cmds_, features_ ? *features_ : program_features(cmds_));
+    if (version_) {  // .version overrides the header's version fields
+      npu_cmdbuf_header h;
+      std::memcpy(&h, out.bytes.data(), sizeof h);
+      h.version_major = version_->first;
+      h.version_minor = version_->second;
+      std::memcpy(out.bytes.data(), &h, sizeof h);
+    }
     out.lines = std::move(lines_);
     return out;
   }

@@ -325,8 +325,7 @@ uint32_t CommandBufferBuilder::end() {
 
 std::vector<std::byte> CommandBufferBuilder::finish(uint64_t required_features) {
   if (cmds_.empty() || cmds_.back().hdr.opcode != NPU_OP_END) end();
-  for (const npu_cmd& c : cmds_) required_features |= command_features(c);
-  return serialize(cmds_, required_features);
+  return serialize(cmds_, required_features | program_features(cmds_));
 }
 
 std::vector<std::byte> CommandBufferBuilder::serialize(std::span<const npu_cmd> cmds,

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common.h"
+#include "npu_accel.h"
 
 namespace npu::isa {
 namespace {
@@ -593,6 +594,12 @@ uint64_t command_features(const npu_cmd& cmd) {
   }
 }
 
+uint64_t program_features(std::span<const npu_cmd> cmds) {
+  uint64_t f = 0;
+  for (const npu_cmd& c : cmds) f |= command_features(c);
+  return f;
+}
+
 Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg) {
   auto buf_error = [](const std::string& what) {
     return make_error(EINVAL, "command buffer: " + what);
@@ -727,6 +734,25 @@ const char* opcode_name(uint8_t opcode) {
       return "transpose";
     case NPU_OP_REDUCE:
       return "reduce";
+    default:
+      return "unknown";
+  }
+}
+
+const char* fault_kind_name(uint32_t kind) {
+  switch (kind) {
+    case DRM_NPU_FAULT_NONE:
+      return "none";
+    case DRM_NPU_FAULT_PARSE:
+      return "parse";
+    case DRM_NPU_FAULT_MMU:
+      return "mmu";
+    case DRM_NPU_FAULT_SRAM_RANGE:
+      return "sram_range";
+    case DRM_NPU_FAULT_SEMAPHORE:
+      return "semaphore";
+    case DRM_NPU_FAULT_WATCHDOG:
+      return "watchdog";
     default:
       return "unknown";
   }

@@ -40,7 +40,8 @@ class Dram {
   template <typename T>
   std::vector<T> read(const TensorDesc& t) const {
     std::vector<T> out(t.elements());
-    std::memcpy(out.data(), host(t.va), out.size() * sizeof(T));
+    const std::byte* src = host(t.va);  // a missing buffer was already reported: fail, not crash
+    if (src != nullptr) std::memcpy(out.data(), src, out.size() * sizeof(T));
     return out;
   }
   const emu::Mmu& mmu() const { return mmu_; }

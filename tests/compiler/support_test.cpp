@@ -28,8 +28,7 @@ ModelBuilder mixed_model(std::variant<int64_t, std::string> batch = int64_t{1}) 
   b.node("GlobalAveragePool", {"pp"}, {"gap"}, "gap");
   b.node("Flatten", {"gap"}, {"f"}, "flatten");
   b.init_f("fw", {4, 2}, std::vector<float>(8, 1.0f));
-  auto& gemm = b.node("Gemm", {"f", "fw"}, {"logits"}, "fc");
-  (void)gemm;
+  b.node("Gemm", {"f", "fw"}, {"logits"}, "fc");
   b.node("Softmax", {"logits"}, {"y"}, "softmax");
   b.output("y");
   return b;

@@ -219,8 +219,6 @@ std::vector<std::byte> build_program(uint64_t params, uint64_t out) {
   return b.finish();
 }
 
-const char* kEngineNames[NPU_NUM_ENGINES] = {"cp", "dma_in", "dma_out", "matrix", "vector"};
-
 /// Runs the job and the reference; true when every result matched.
 Expected<bool> run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
   emu::Kmd kmd(cfg);
@@ -314,7 +312,7 @@ Expected<bool> run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
       << static_cast<double>(w.end_ns - w.start_ns) / 1000.0 << " us\n";
   out << "engines  ";
   for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e)
-    out << kEngineNames[e] << " " << std::setprecision(1)
+    out << isa::engine_name(static_cast<uint8_t>(e)) << " " << std::setprecision(1)
         << 100.0 * static_cast<double>(prof.busy_cycles[e]) / static_cast<double>(prof.cycles)
         << "%  ";
   out << "\nwork     " << prof.macs << " MACs, " << prof.dma_bytes_in << " B in, "
@@ -327,7 +325,7 @@ Expected<bool> run_checked(const isa::DeviceConfig& cfg, std::ostream& out) {
     drm_npu_cmd_profile e;
     std::memcpy(&e, entries + i, sizeof e);
     out << "  #" << std::setw(2) << e.cmd_index << " " << std::left << std::setw(8)
-        << kEngineNames[e.engine < NPU_NUM_ENGINES ? e.engine : 0] << std::setw(11)
+        << isa::engine_name(static_cast<uint8_t>(e.engine)) << std::setw(11)
         << isa::opcode_name(static_cast<uint8_t>(e.opcode)) << std::right << std::setw(8)
         << e.start_cycle << " .. " << std::setw(8) << e.end_cycle << "\n";
   }

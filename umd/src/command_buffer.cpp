@@ -114,9 +114,7 @@ Expected<void> CommandBuffer::finalize(FinalizeOptions options) {
       end.end();
       cmds.push_back(end.commands()[0]);
     }
-    uint64_t features = 0;
-    for (const npu_cmd& c : cmds) features |= isa::command_features(c);
-    bytes_ = isa::CommandBufferBuilder::serialize(cmds, features);
+    bytes_ = isa::CommandBufferBuilder::serialize(cmds, isa::program_features(cmds));
   }
   if (bytes_.empty()) return make_error(EINVAL, "finalize: command buffer is empty");
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 
+#include "npu/isa/validate.h"
 #include "state.h"
 
 namespace npu {
@@ -26,22 +27,7 @@ const char* to_string(JobStatus status) {
 }
 
 const char* fault_kind_name(uint32_t kind) {
-  switch (kind) {
-    case DRM_NPU_FAULT_NONE:
-      return "none";
-    case DRM_NPU_FAULT_PARSE:
-      return "parse";
-    case DRM_NPU_FAULT_MMU:
-      return "mmu";
-    case DRM_NPU_FAULT_SRAM_RANGE:
-      return "sram_range";
-    case DRM_NPU_FAULT_SEMAPHORE:
-      return "semaphore";
-    case DRM_NPU_FAULT_WATCHDOG:
-      return "watchdog";
-    default:
-      return "unknown";
-  }
+  return isa::fault_kind_name(kind);
 }
 
 int64_t monotonic_ns() {

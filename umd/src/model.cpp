@@ -335,7 +335,7 @@ struct Model::Impl {
 };
 
 Expected<Model> Model::load(const Device& device, const std::string& path) {
-  auto pkg = format::read_package(path, &device.config());
+  auto pkg = format::read_package(path);  // the device-aware checks run once, in load()
   if (!pkg) return pkg.error();
   return load(device, std::move(*pkg), path);
 }

@@ -48,7 +48,6 @@ struct QuantInfo {
   std::vector<float> scales;
   std::vector<int64_t> zero_points;
   int64_t axis = 1;
-  bool per_tensor() const { return scales.size() == 1; }
 };
 
 /// Physical element order chosen for a tensor. kOnnx is the order ONNX defines (NCHW for
@@ -114,7 +113,6 @@ struct Node {
   std::string attr_string(const std::string& key, const std::string& fallback = {}) const;
   std::vector<int64_t> attr_ints(const std::string& key,
                                  const std::vector<int64_t>& fallback = {}) const;
-  std::vector<float> attr_floats(const std::string& key) const;
   const TensorData* attr_tensor(const std::string& key) const;
 };
 
@@ -151,8 +149,6 @@ class Graph {
   /// Per value: indices of the nodes reading it (each node once).
   std::vector<std::vector<int>> consumers() const;
 
-  /// Makes every reader of `from` (node inputs, graph outputs) read `to`.
-  void replace_uses(ValueId from, ValueId to);
   /// Removes a node whose output `out` equals its input `in`: readers of `out` read `in`.
   /// If `out` is a graph output, `in` takes over its name so the model's output names stay
   /// the same; returns false (changing nothing) when that is impossible because `in` is

@@ -65,10 +65,6 @@ struct TensorData {
   std::span<const T> view() const {
     return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
   }
-  template <typename T>
-  std::span<T> mutable_view() {
-    return {reinterpret_cast<T*>(bytes.data()), bytes.size() / sizeof(T)};
-  }
 
   /// A zero-filled tensor.
   static TensorData zeros(DType dtype, std::vector<int64_t> dims);
