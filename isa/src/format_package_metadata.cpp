@@ -400,7 +400,8 @@ Expected<void> read_segment(const Reader& r, const json& v, const std::string& p
         const std::string lp = Reader::idx(p + ".layers", i);
         const json& l = (**layers)[i];
         LayerReport rep;
-        NPU_TRY(r.object(l, lp, {"name", "op", "engine", "tiles", "macs", "bytes", "cycles"}));
+        NPU_TRY(r.object(
+            l, lp, {"name", "op", "engine", "tiles", "macs", "bytes", "cycles", "compute_cycles"}));
         NPU_TRY(r.str(l, lp, "name", rep.name, false));
         NPU_TRY(r.str(l, lp, "op", rep.op, true));
         NPU_TRY(r.str(l, lp, "engine", rep.engine, false));
@@ -408,6 +409,7 @@ Expected<void> read_segment(const Reader& r, const json& v, const std::string& p
         NPU_TRY(r.u64(l, lp, "macs", rep.macs, false));
         NPU_TRY(r.u64(l, lp, "bytes", rep.bytes, false));
         NPU_TRY(r.u64(l, lp, "cycles", rep.cycles, false));
+        NPU_TRY(r.u64(l, lp, "compute_cycles", rep.compute_cycles, false));
         s.layers.push_back(std::move(rep));
       }
     }
@@ -586,6 +588,7 @@ std::string metadata_to_json(const PackageMetadata& m) {
                    {"macs", l.macs},
                    {"bytes", l.bytes},
                    {"cycles", l.cycles}};
+        if (l.compute_cycles) jl["compute_cycles"] = l.compute_cycles;
         if (!l.name.empty()) jl["name"] = l.name;
         if (!l.engine.empty()) jl["engine"] = l.engine;
         layers.push_back(std::move(jl));

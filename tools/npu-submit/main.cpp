@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "model_cli.h"
 #include "npu/device.h"
 #include "npu/format/npy.h"
 #include "npu/job_report.h"
@@ -21,15 +22,11 @@
 
 namespace {
 
-constexpr int kUsageError = 1;
-constexpr int kJobFailed = 2;
+using npu::tools::kJobFailed;
+using npu::tools::kUsageError;
 
 int fail(std::string message, int status = kUsageError) {
-  if (!message.empty()) {
-    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
-  }
-  std::cerr << "npu-submit: " << message << "\n";
-  return status;
+  return npu::tools::fail("npu-submit", std::move(message), status);
 }
 
 struct Options {
@@ -140,24 +137,6 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
   return 0;
 }
 
-/// The file name of a model output: characters other than [A-Za-z0-9_.-] become '_'.
-std::string output_file_name(const std::string& name) {
-  std::string out;
-  for (char c : name) {
-    const bool keep =
-        std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
-    out += keep ? c : '_';
-  }
-  if (out.empty() || out == "." || out == "..") out = "_" + out;
-  return out + ".npy";
-}
-
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 int run_model(const Options& o) {
   const std::pair<bool, const char*> raw_only[] = {
       {!o.buffers.empty(), "--buffer"},
@@ -174,102 +153,10 @@ int run_model(const Options& o) {
   if (!dev) return fail(dev.error().message);
   auto model = npu::Model::load(*dev, o.input);
   if (!model) return fail(model.error().message);
-  std::map<std::string, npu::format::NpyArray> inputs;
-  for (const auto& text : o.inputs) {
-    const size_t eq = text.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-      return fail("--input '" + text + "': expected NAME=FILE.npy");
-    }
-    const std::string name = text.substr(0, eq);
-    if (inputs.count(name)) return fail("--input '" + name + "' given twice");
-    auto a = npu::format::read_npy(text.substr(eq + 1));
-    if (!a) return fail("--input '" + name + "': " + a.error().message);
-    inputs.emplace(name, std::move(*a));
-  }
-
-  for (const auto& [name, a] : inputs) {
-    bool known = false;
-    for (const auto& d : model->inputs()) known = known || d.name == name;
-    if (!known) {
-      std::string names;
-      for (const auto& d : model->inputs()) names += (names.empty() ? "" : ", ") + d.name;
-      return fail("--input: unknown input '" + name + "' (" + o.input + " has: " + names + ")");
-    }
-  }
-  for (const auto& d : model->inputs()) {
-    if (!inputs.count(d.name)) {
-      return fail("missing --input " + d.name + "=FILE.npy (" + o.input + ")");
-    }
-  }
-
-  npu::RunOptions options;
-  options.collect_profile =
-      (o.stats || o.json || !o.trace.empty()) && dev->params().has(DRM_NPU_CAP_JOB_PROFILE);
-  if (o.timeout_ms) options.timeout = std::chrono::milliseconds(*o.timeout_ms);
-  auto outputs = model->run(inputs, options);
-  if (!outputs) return fail(outputs.error().message, kJobFailed);
-  const npu::RunStats& st = model->last_stats();
-
-  std::vector<std::pair<std::string, std::string>> written;  // name, file
-  if (!o.output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.output_dir, ec);
-    if (ec) return fail("--output-dir '" + o.output_dir + "': " + ec.message());
-    for (const auto& d : model->outputs()) {
-      const std::string file = join_path(o.output_dir, output_file_name(d.name));
-      if (auto w = npu::format::write_npy(file, outputs->at(d.name)); !w) {
-        return fail(w.error().message);
-      }
-      written.emplace_back(d.name, file);
-    }
-  }
-
-  auto engines = dev->engine_info();
-  if (!engines) return fail(engines.error().message);
-  const std::vector<npu_cmd> commands = st.merged_commands();
-  npu::JobReport report;
-  report.result.cycles = st.device_cycles;
-  report.host_ns = st.wall_ns;
-  report.clock_hz = dev->params().clock_hz;
-  report.engines = *engines;
-  report.commands = commands;
-  if (st.has_profile) report.profile = st.merged_profile();
-
-  if (!o.trace.empty()) {
-    if (!st.has_profile) {
-      return fail("--trace: the device reported no job profile (capability job_profile)");
-    }
-    npu::TraceOptions trace_options;
-    trace_options.clock_hz = dev->params().clock_hz;
-    trace_options.engines = *engines;
-    trace_options.process_name = "npu-submit " + o.input;
-    if (auto w = model->write_trace(o.trace, trace_options); !w) return fail(w.error().message);
-  }
-
-  if (o.json) {
-    std::cout << npu::job_report_json(report);
-  } else {
-    std::cout << npu::format_job_report(report, o.stats);
-    if (o.stats) {
-      for (const auto& s : st.segments) {
-        if (s.kind == npu::format::SegmentKind::kDevice) {
-          std::cout << "  segment " << s.name << ": device, " << s.cycles << " cycles, host "
-                    << static_cast<double>(s.host_ns) / 1e6 << " ms\n";
-        } else {
-          std::cout << "  segment " << s.name << ": host " << s.op_type << ", "
-                    << static_cast<double>(s.host_ns) / 1e6 << " ms\n";
-        }
-      }
-    }
-    for (const auto& [name, file] : written) {
-      const auto& a = outputs->at(name);
-      std::cout << "wrote " << file << " (" << npu::format::dtype_name(a.dtype) << " "
-                << shape_text(a.shape) << ")\n";
-    }
-  }
-  std::cout.flush();
-  if (!std::cout) return fail("cannot write to standard output");
-  return 0;
+  auto inputs = npu::tools::read_inputs(o.inputs);
+  if (!inputs) return fail(inputs.error().message);
+  npu::tools::RunFlags flags{o.output_dir, o.trace, o.stats, o.json, o.timeout_ms, o.input};
+  return npu::tools::run_and_report("npu-submit", *dev, *model, *inputs, flags);
 }
 
 }  // namespace

@@ -91,8 +91,9 @@ struct LayerReport {
   std::string engine = {};
   uint64_t tiles = 0;
   uint64_t macs = 0;
-  uint64_t bytes = 0;   // DRAM bytes moved
-  uint64_t cycles = 0;  // estimated
+  uint64_t bytes = 0;           // DRAM bytes moved
+  uint64_t cycles = 0;          // estimated
+  uint64_t compute_cycles = 0;  // of which the compute engine is busy (utilization)
   bool operator==(const LayerReport&) const = default;
 };
 

@@ -1,0 +1,57 @@
+// compile: the whole compiler in one call. Import (onnx_import.h), the pass pipeline
+// (pass_registry.def), partition into device and host segments (support.h), lowering of each
+// device segment to a tiled, double-buffered command buffer (npu/codegen), memory planning
+// (one constants buffer, one activation arena reused by liveness) and the model package
+// (.npub, docs/package.md) that npu::Model runs. Errors are one line naming the model and the
+// node, op type and reason.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "npu/compiler/graph.h"
+#include "npu/compiler/onnx_import.h"
+#include "npu/compiler/pass_manager.h"
+#include "npu/expected.h"
+#include "npu/format/package.h"
+#include "npu/isa/device_config.h"
+
+namespace npu::compiler {
+
+struct CompileOptions {
+  ImportOptions import;      // run-time shapes, symbolic dims, inputs bound as constants
+  PassOptions passes;        // --print-after, --disable
+  isa::DeviceConfig device;  // the target (tiling budget, timing model)
+  /// Place every node on the host (a reference run of the same package machinery).
+  bool host_only = false;
+  std::string producer = "npuc";
+};
+
+struct CompileResult {
+  format::Package package;
+  std::string partition_report;  // "N ops on the NPU, M on the host (S segments)" + reasons
+  size_t device_ops = 0, host_ops = 0;
+};
+
+/// Imports and compiles the model at `path` (.onnx).
+[[nodiscard]] Expected<CompileResult> compile_onnx(const std::string& path,
+                                                   const CompileOptions& options = {});
+/// Compiles an imported graph (runs the passes, partitions, lowers); `source` names the model
+/// in errors and in the package's metadata.
+[[nodiscard]] Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
+                                                    const std::string& source);
+
+/// Graph inputs that only parameterize an operator (weights and biases of Conv/Gemm/MatMul
+/// second operands, quantization scales and zero points, BatchNormalization statistics, a
+/// Reshape's shape, Pad's pads, Clip's bounds, Squeeze/Unsqueeze/Reduce axes, ...): the
+/// inputs npu-run binds as constants when it is given their values (BRIEF §3). An input also
+/// read as data (input 0 of an elementwise op, say) is not listed.
+std::vector<std::string> parameter_inputs(const Graph& g);
+
+/// The Vela-like per-layer table of a package's device segments (npu-compile --report):
+/// layer, op, engine, tiles, MACs, bytes moved, estimated cycles, utilization, and totals;
+/// host segments are listed with their op type.
+std::string format_layer_report(const format::Package& package);
+
+}  // namespace npu::compiler

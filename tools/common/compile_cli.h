@@ -1,0 +1,39 @@
+// Shared by npu-compile and npu-run: the compile flags of BRIEF §3 (--device-config,
+// --quantize/--calibration, --report, pass debugging) and their translation into
+// compiler::CompileOptions, including the inputs npu-run binds as constants.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "npu/compiler/compile.h"
+#include "npu/expected.h"
+#include "npu/format/npy.h"
+
+namespace npu::tools {
+
+struct CompileFlags {
+  std::string model;
+  std::string device_config;
+  std::string quantize, calibration;
+  bool report = false, host_only = false;
+  std::vector<std::string> print_after, disable, input_shapes, dims;
+};
+
+/// Adds the compile flags (not the positional MODEL) to `app`.
+void add_compile_flags(CLI::App& app, CompileFlags& flags);
+
+/// CompileOptions for `flags`; `inputs` (npu-run's --input arrays) fix the graph inputs'
+/// shapes, and those that only parameterize an op (compiler::parameter_inputs) are bound as
+/// constants and removed from `inputs`.
+Expected<compiler::CompileOptions> compile_options(const CompileFlags& flags,
+                                                   std::map<std::string, format::NpyArray>* inputs);
+
+/// Compiles flags.model (one-line errors naming the model).
+Expected<compiler::CompileResult> compile_model(const CompileFlags& flags,
+                                                const compiler::CompileOptions& options);
+
+}  // namespace npu::tools

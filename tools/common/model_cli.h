@@ -1,0 +1,45 @@
+// Shared by npu-submit (model mode) and npu-run: read the --input NAME=FILE.npy flags, run a
+// loaded npu::Model, write DIR/<output>.npy (BRIEF §3 naming), and print the run report
+// (--stats: modeled cycles, per-engine utilization, wall time, per-segment lines; --json;
+// --trace: Chrome/Perfetto JSON). Errors are one line prefixed with the tool's name.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "npu/device.h"
+#include "npu/expected.h"
+#include "npu/format/npy.h"
+#include "npu/model.h"
+
+namespace npu::tools {
+
+constexpr int kUsageError = 1;
+constexpr int kJobFailed = 2;
+
+/// Prints "TOOL: message" (first letter lowercased) on stderr and returns `status`.
+int fail(const std::string& tool, std::string message, int status = kUsageError);
+
+/// Parses --input NAME=FILE.npy flags and reads the arrays.
+Expected<std::map<std::string, format::NpyArray>> read_inputs(
+    const std::vector<std::string>& specs);
+
+/// The file name of a model output: characters other than [A-Za-z0-9_.-] become '_'.
+std::string output_file_name(const std::string& name);
+
+struct RunFlags {
+  std::string output_dir, trace;
+  bool stats = false, json = false;
+  std::optional<int64_t> timeout_ms;
+  std::string label;  // the model's name in traces and errors
+};
+
+/// Checks the inputs against the model's (unknown / missing names), runs it, writes the
+/// outputs and prints the report. Returns the exit status (0, kUsageError, kJobFailed).
+int run_and_report(const std::string& tool, const Device& device, Model& model,
+                   const std::map<std::string, format::NpyArray>& inputs, const RunFlags& flags);
+
+}  // namespace npu::tools

@@ -1,0 +1,41 @@
+// npu-compile: compiles an ONNX model into a model package (docs/tools.md).
+//   npu-compile MODEL.onnx -o OUT.npub [--device-config FILE] [--report] [--input-shape ...]
+// Exit status: 0 ok, 1 any error (one line on stderr).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "compile_cli.h"
+#include "model_cli.h"
+#include "npu/compiler/compile.h"
+#include "npu/format/package.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Compile an ONNX model to an NPU model package (.npub)", "npu-compile"};
+  npu::tools::CompileFlags flags;
+  std::string output;
+  app.add_option("MODEL", flags.model, "the model (.onnx)")->required();
+  app.add_option("-o,--output", output, "the package to write (.npub)")->required();
+  npu::tools::add_compile_flags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return npu::tools::fail("npu-compile", e.what());
+  }
+  auto options = npu::tools::compile_options(flags, nullptr);
+  if (!options) return npu::tools::fail("npu-compile", options.error().message);
+  auto result = npu::tools::compile_model(flags, *options);
+  if (!result) return npu::tools::fail("npu-compile", result.error().message);
+  if (auto w = npu::format::write_package(output, result->package); !w) {
+    return npu::tools::fail("npu-compile", w.error().message);
+  }
+  if (flags.report) {
+    std::cout << result->partition_report << "\n"
+              << npu::compiler::format_layer_report(result->package);
+  }
+  std::cout << "wrote " << output << " (" << result->device_ops << " ops on the NPU, "
+            << result->host_ops << " on the host)\n";
+  return 0;
+}

@@ -1,0 +1,62 @@
+// npu-run: compiles a model for the inputs it is given and runs it (docs/tools.md).
+//   npu-run MODEL.onnx --input NAME=FILE.npy ... [--output-dir DIR] [--stats] [--trace T.json]
+//           [compile flags]
+// Inputs that only parameterize an operator (a Reshape's shape, Clip bounds, weights fed as
+// graph inputs) are bound as constants at compile time. Exit status as npu-submit: 0 ok,
+// 1 usage/compile/I-O error, 2 the run failed on the device.
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "compile_cli.h"
+#include "model_cli.h"
+#include "npu/compiler/compile.h"
+#include "npu/device.h"
+#include "npu/model.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Compile an ONNX model and run it on an NPU device", "npu-run"};
+  npu::tools::CompileFlags flags;
+  npu::tools::RunFlags run;
+  std::vector<std::string> input_specs;
+  std::string device, save;
+  app.add_option("MODEL", flags.model, "the model (.onnx)")->required();
+  app.add_option("--input", input_specs, "NAME=FILE.npy: a graph input (repeatable)");
+  app.add_option("--output-dir", run.output_dir, "write DIR/<output name>.npy per output");
+  app.add_option("--trace", run.trace, "write a Chrome/Perfetto trace of the engines");
+  app.add_flag("--stats", run.stats, "print cycles, per-engine utilization and wall time");
+  app.add_flag("--json", run.json, "print the run report as JSON");
+  app.add_option("--timeout-ms", run.timeout_ms, "wait at most N ms per device segment");
+  app.add_option("--device", device, "device string (default: $NPU_DEVICE, else emu:)");
+  app.add_option("--save", save, "also write the compiled package here (.npub)");
+  npu::tools::add_compile_flags(app, flags);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return npu::tools::fail("npu-run", e.what());
+  }
+  auto inputs = npu::tools::read_inputs(input_specs);
+  if (!inputs) return npu::tools::fail("npu-run", inputs.error().message);
+  if (device.empty() && !flags.device_config.empty()) device = "emu:" + flags.device_config;
+  auto dev = npu::Device::open(device);
+  if (!dev) return npu::tools::fail("npu-run", dev.error().message);
+  auto options = npu::tools::compile_options(flags, &*inputs);
+  if (!options) return npu::tools::fail("npu-run", options.error().message);
+  if (flags.device_config.empty()) options->device = dev->config();
+  auto result = npu::tools::compile_model(flags, *options);
+  if (!result) return npu::tools::fail("npu-run", result.error().message);
+  if (!save.empty()) {
+    if (auto w = npu::format::write_package(save, result->package); !w)
+      return npu::tools::fail("npu-run", w.error().message);
+  }
+  if (flags.report) {
+    std::cout << result->partition_report << "\n"
+              << npu::compiler::format_layer_report(result->package) << "\n";
+  }
+  auto model = npu::Model::load(*dev, std::move(result->package), flags.model);
+  if (!model) return npu::tools::fail("npu-run", model.error().message);
+  run.label = flags.model;
+  return npu::tools::run_and_report("npu-run", *dev, *model, *inputs, run);
+}
