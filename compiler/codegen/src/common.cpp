@@ -35,7 +35,10 @@ std::string format_report_header() {
 std::string format_report_line(const LayerReport& l) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "%-22s %-11s %-6s %6u %12llu %10llu %10llu %10llu %6.3f %4.0f%%",
-                l.name.c_str(), l.op.c_str(), l.engine == NPU_ENGINE_MATRIX ? "matrix" : "vector",
+                l.name.c_str(), l.op.c_str(),
+                l.engine == NPU_ENGINE_MATRIX   ? "matrix"
+                : l.engine == NPU_ENGINE_VECTOR ? "vector"
+                                                : "dma",
                 l.tiles, static_cast<unsigned long long>(l.macs),
                 static_cast<unsigned long long>(l.bytes_in + l.bytes_out),
                 static_cast<unsigned long long>(l.cycles),

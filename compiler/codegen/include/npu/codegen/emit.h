@@ -49,7 +49,7 @@ struct EmitContext {
 struct LayerReport {
   std::string name;
   std::string op;      // "conv2d", "matmul", ...
-  uint8_t engine = 0;  // compute engine (NPU_ENGINE_MATRIX or NPU_ENGINE_VECTOR)
+  uint8_t engine = 0;  // compute engine (NPU_ENGINE_MATRIX/VECTOR); NPU_ENGINE_DMA_OUT: DMA only
   uint32_t tiles = 0;
   std::string tiling;  // e.g. "rows 8 x oc 64"
   uint64_t macs = 0;
@@ -76,6 +76,8 @@ Expected<LayerReport> emit_requantize(const RequantizeOp& op, EmitContext& ctx);
 Expected<LayerReport> emit_transpose(const TransposeOp& op, EmitContext& ctx);
 Expected<LayerReport> emit_reduce(const ReduceOp& op, EmitContext& ctx);
 Expected<LayerReport> emit_scale_shift(const ScaleShiftOp& op, EmitContext& ctx);
+Expected<LayerReport> emit_copy(const CopyOp& op, EmitContext& ctx);
+Expected<LayerReport> emit_pad(const PadOp& op, EmitContext& ctx);
 
 /// "layer | op | engine | tiles | MACs | bytes | cycles | roofline | ratio | util" lines.
 std::string format_report_header();

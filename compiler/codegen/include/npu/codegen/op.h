@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "npu/codegen/tensor.h"
 #include "npu_isa.h"
@@ -126,6 +127,23 @@ struct ScaleShiftOp {
   std::string name = "scale_shift";
   TensorDesc input, output;
   uint64_t scale_va = 0, shift_va = 0;
+};
+
+/// Copy between two strided DRAM views of identical dims and dtype (Concat into a sub-view
+/// of the output, Slice, Expand with zero input strides, layout changes); any element size,
+/// any rank (axes beyond the innermost 3 after merging are looped one index per tile).
+struct CopyOp {
+  std::string name = "copy";
+  TensorDesc input, output;
+};
+
+/// Constant-mode padding: output dims = input dims + pad_before + pad_after; the output holds
+/// fill_bits everywhere but the input, copied at offset pad_before. Strided views are fine.
+struct PadOp {
+  std::string name = "pad";
+  TensorDesc input, output;
+  std::vector<uint32_t> pad_before;  // per dim
+  uint32_t fill_bits = 0;  // the fill's bit pattern: fp32 bits, or the int8/uint8/int32 value
 };
 
 }  // namespace npu::codegen
