@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include "lower/lower.h"
@@ -90,7 +91,38 @@ Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
 Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptions& options) {
   auto g = import_onnx(path, options.import);
   if (!g) return g.error();
-  return compile_graph(std::move(*g), options, path);
+  // Symbolic dims nobody bound (a dynamic batch): compile for size 1 and keep the symbol on
+  // the graph's inputs and outputs, so the runtime runs a larger batch slice by slice.
+  ImportOptions bound = options.import;
+  std::map<std::string, Shape> symbolic;
+  for (const auto* list : {&g->inputs, &g->outputs}) {
+    for (ValueId v : *list) {
+      const Value& val = g->value(v);
+      if (!val.shape) continue;
+      for (const Dim& d : *val.shape) {
+        if (d.is_static() || d.symbol.empty()) continue;
+        bound.dim_values.emplace(d.symbol, 1);
+        symbolic[val.name] = *val.shape;
+      }
+    }
+  }
+  if (symbolic.empty()) return compile_graph(std::move(*g), options, path);
+  g = import_onnx(path, bound);
+  if (!g) return g.error();
+  auto r = compile_graph(std::move(*g), options, path);
+  if (!r) return r;
+  for (auto& t : r->package.metadata.tensors) {
+    auto it = symbolic.find(t.name);
+    if (it == symbolic.end() || it->second.size() != t.shape.size()) continue;
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+      const Dim& d = it->second[i];
+      if (!d.is_static() && !d.symbol.empty()) t.shape[i] = format::Dim::named(d.symbol);
+    }
+  }
+  if (auto v = format::validate_package(r->package, path, &options.device); !v) {
+    return make_error(v.error().code, "internal error: " + v.error().message);
+  }
+  return r;
 }
 
 std::string format_layer_report(const format::Package& package) {

@@ -338,6 +338,7 @@ class Checker {
       const std::string path = segment_path(i);
       for (size_t k = 0; k < s.inputs.size(); ++k) {
         const std::string ip = path + ".inputs[" + std::to_string(k) + "]";
+        if (s.kind == SegmentKind::kHost && s.inputs[k].empty()) continue;  // omitted optional
         if (!tensor_index_.count(s.inputs[k]))
           return meta(ip + ": unknown tensor " + qname(s.inputs[k]));
         if (!available.count(s.inputs[k])) {

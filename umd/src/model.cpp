@@ -394,7 +394,88 @@ Expected<Model> Model::load(const Device& device, format::Package package, std::
   return m;
 }
 
+namespace {
+
+/// Rows [first, first + count) of a along dim 0.
+NpyArray slice_rows(const NpyArray& a, int64_t first, int64_t count) {
+  NpyArray out = a;
+  out.shape[0] = count;
+  const size_t row = a.data.size() / static_cast<size_t>(a.shape[0]);
+  out.data.assign(a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first)),
+                  a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first + count)));
+  return out;
+}
+
+}  // namespace
+
+int64_t Model::compiled_batch(const std::map<std::string, format::NpyArray>& inputs,
+                              int64_t* given) const {
+  // The batch the device code was compiled for, read from the first input whose leading dim
+  // is symbolic and which lives in a device buffer.
+  for (const auto& d : inputs_) {
+    if (d.shape.empty() || !d.shape[0].symbolic()) continue;
+    const TensorInfo* t = package_.metadata.find_tensor(d.name);
+    auto it = inputs.find(d.name);
+    if (!t || !t->location || !dense_plain(*t) || it == inputs.end() || it->second.shape.empty())
+      continue;
+    int64_t rest = static_cast<int64_t>(format::dtype_size(t->dtype));
+    for (size_t j = 1; j < d.shape.size(); ++j) rest *= d.shape[j].symbolic() ? 1 : d.shape[j].size;
+    if (rest <= 0) continue;
+    *given = it->second.shape[0];
+    return static_cast<int64_t>(t->location->size) / rest;
+  }
+  return 0;
+}
+
 Expected<std::map<std::string, format::NpyArray>> Model::run(
+    const std::map<std::string, format::NpyArray>& inputs, const RunOptions& options) {
+  // A dynamic batch larger than the compiled one runs slice by slice (per-batch execution).
+  int64_t given = 0;
+  const int64_t compiled = compiled_batch(inputs, &given);
+  if (compiled <= 0 || given == compiled || given % compiled != 0 || given == 0)
+    return run_once(inputs, options);
+  const int64_t t0 = monotonic_ns();
+  std::map<std::string, NpyArray> outputs;
+  RunStats total;
+  for (int64_t first = 0; first < given; first += compiled) {
+    std::map<std::string, NpyArray> slice;
+    for (const auto& [name, a] : inputs) {
+      const auto* d = [&]() -> const TensorDesc* {
+        for (const auto& x : inputs_) {
+          if (x.name == name) return &x;
+        }
+        return nullptr;
+      }();
+      const bool batched = d && !d->shape.empty() && d->shape[0].symbolic() && !a.shape.empty() &&
+                           a.shape[0] == given;
+      slice[name] = batched ? slice_rows(a, first, compiled) : a;
+    }
+    auto r = run_once(slice, options);
+    if (!r) return make_error(r.error().code, r.error().message + " (batch rows " +
+                                                  std::to_string(first) + ".." +
+                                                  std::to_string(first + compiled - 1) + ")");
+    for (auto& [name, a] : *r) {
+      auto [it, fresh] = outputs.emplace(name, a);
+      if (fresh) continue;
+      if (a.shape.empty() || it->second.shape.size() != a.shape.size()) {
+        return make_error(EINVAL, name_ + ": output '" + name +
+                                      "' has no batch dim to concatenate per-batch results");
+      }
+      it->second.shape[0] += a.shape[0];
+      it->second.data.insert(it->second.data.end(), a.data.begin(), a.data.end());
+    }
+    total.device_cycles += stats_.device_cycles;
+    for (size_t e = 0; e < total.busy_cycles.size(); ++e)
+      total.busy_cycles[e] += stats_.busy_cycles[e];
+    total.has_profile = first == 0 ? stats_.has_profile : total.has_profile && stats_.has_profile;
+    for (auto& seg : stats_.segments) total.segments.push_back(std::move(seg));
+  }
+  total.wall_ns = static_cast<uint64_t>(monotonic_ns() - t0);
+  stats_ = std::move(total);
+  return outputs;
+}
+
+Expected<std::map<std::string, format::NpyArray>> Model::run_once(
     const std::map<std::string, format::NpyArray>& inputs, const RunOptions& options) {
   const int64_t t0 = monotonic_ns();
   stats_ = {};

@@ -305,6 +305,8 @@ NPU_LOWER_LAYER(QuantizeOp, emit_quantize)
 NPU_LOWER_LAYER(TransposeOp, emit_transpose)
 NPU_LOWER_LAYER(ReduceOp, emit_reduce)
 NPU_LOWER_LAYER(ScaleShiftOp, emit_scale_shift)
+NPU_LOWER_LAYER(CopyOp, emit_copy)
+NPU_LOWER_LAYER(PadOp, emit_pad)
 #undef NPU_LOWER_LAYER
 
 // ---------------------------------------------------------------------------------------------
@@ -583,11 +585,35 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
     }
   }
 
+  // A graph output folded to a constant (Shape of a static shape, a Constant): a host
+  // Identity produces it from a constant tensor.
+  for (ValueId v : g.outputs) {
+    if (!g.value(v).is_constant()) continue;
+    const Value& val = g.value(v);
+    pb.touch(v);
+    auto c = L.constant_storage(v);
+    if (!c) return LowerError{c.error(), -1};
+    const std::string name = g.unique_name(val.name + "/value");
+    pb.touch_extra(name, val);
+    format::TensorInfo& ct = pb.md.tensors[pb.tensor_index[name]];
+    ct.role = format::TensorRole::kConstant;
+    ct.location = location_of(*c, *val.static_dims(), dtype_size(val.dtype));
+    format::Segment e;
+    e.kind = format::SegmentKind::kHost;
+    e.name = val.name + "/identity";
+    e.op_type = "Identity";
+    e.attributes = json{{"_opset", 13}}.dump();
+    e.inputs = {name};
+    e.outputs = {val.name};
+    pb.md.segments.push_back(std::move(e));
+  }
+
   // Locations of every tensor the package names that lives on the device.
   for (auto& t : pb.md.tensors) {
     const ValueId v = g.find_value(t.name);
     if (v < 0 || t.location) continue;
     auto& s = L.storage[static_cast<size_t>(v)];
+    if (g.is_graph_output(v) && g.value(v).is_constant()) continue;
     if (!s && g.value(v).is_constant()) {
       if (auto c = L.constant_storage(v); c) s = *c;
     }

@@ -385,18 +385,16 @@ Expected<TensorDesc> broadcast_view(Lowering& L, ValueId v, size_t rank, const P
     std::vector<uint32_t> d;
     for (int64_t x : c->dims) d.push_back(static_cast<uint32_t>(x));
     t = TensorDesc::make(s->va, *dt, d);
-    t.strides.resize(d.size());
-    for (size_t i = 0; i < d.size(); ++i) t.strides[i] = t.stride(i);
   } else {
     auto lv = L.logical_view(v);
     if (!lv) return lv.error();
     t = *lv;
-    if (t.strides.empty()) {
-      t.strides.resize(t.dims.size());
-      for (size_t i = 0; i < t.dims.size(); ++i) t.strides[i] = t.stride(i);
-    }
     if (L.g.value(v).shape && L.g.value(v).shape->empty()) t.dims.clear(), t.strides.clear();
   }
+  // Explicit strides (computed before they are set: stride() reads them once present).
+  std::vector<uint64_t> strides(t.dims.size());
+  for (size_t i = 0; i < t.dims.size(); ++i) strides[i] = t.stride(i);
+  t.strides = std::move(strides);
   while (t.dims.size() < rank) {
     t.dims.insert(t.dims.begin(), 1);
     t.strides.insert(t.strides.begin(), 0);
@@ -710,6 +708,96 @@ Expected<void> lower_transpose(Lowering& L, const Node& n) {
   return ok();
 }
 
+/// Concat: each input is copied into its slice of the output (in the inputs' common order).
+Expected<void> lower_concat(Lowering& L, const Node& n) {
+  const ValueId y = n.outputs[0];
+  auto yd = L.dims(y);
+  if (!yd) return yd.error();
+  const size_t rank = yd->size();
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return make_error(EINVAL, "bad axis");
+  std::optional<Perm> common;
+  for (ValueId v : n.inputs) {
+    if (v < 0 || L.g.value(v).is_constant()) continue;
+    auto s = L.get(v);
+    if (!s) return s.error();
+    if (!common) {
+      common = s->perm;
+    } else if (*common != s->perm) {
+      common = identity_perm(rank);
+      break;
+    }
+  }
+  const Perm perm = common && common->size() == rank ? *common : identity_perm(rank);
+  auto ys = L.define(y, perm);
+  if (!ys) return ys.error();
+  auto out = L.desc(y, *ys);
+  if (!out) return out.error();
+  std::vector<uint64_t> strides(rank);
+  for (size_t j = 0; j < rank; ++j) strides[j] = out->stride(j);
+  out->strides = std::move(strides);
+  size_t j_axis = 0;
+  while (perm[j_axis] != axis) ++j_axis;
+  uint64_t offset = 0;
+  for (ValueId v : n.inputs) {
+    if (v < 0) continue;
+    auto src = broadcast_view(L, v, rank, perm, L.g.value(y).dtype);
+    if (!src) return src.error();
+    if (src->elements() == 0) continue;
+    codegen::CopyOp op;
+    op.name = n.name + "/" + L.g.value(v).name;
+    op.input = *src;
+    op.output = *out;
+    op.output.va += offset * out->strides[j_axis];
+    op.output.dims[j_axis] = src->dims[j_axis];
+    offset += src->dims[j_axis];
+    NPU_TRY(L.layer(op, &codegen::emit_copy));
+  }
+  return ok();
+}
+
+/// Constant-mode Pad in the input's storage order.
+Expected<void> lower_pad(Lowering& L, const Node& n) {
+  const ValueId x = n.input(0), y = n.outputs[0];
+  auto xd = L.dims(x);
+  if (!xd) return xd.error();
+  const size_t rank = xd->size();
+  if (n.attr_string("mode", "constant") != "constant") return make_error(EINVAL, "non-constant mode");
+  if (n.input(3) >= 0) return make_error(EINVAL, "Pad axes input");
+  auto pads = ints_n(L.g, n.input(1), 2 * rank, "pads");
+  if (!pads) return pads.error();
+  auto s = L.get(x);
+  if (!s) return s.error();
+  codegen::PadOp op;
+  op.name = n.name;
+  auto in = L.physical(x);
+  if (!in) return in.error();
+  auto ys = L.define(y, s->perm);
+  if (!ys) return ys.error();
+  auto out = L.desc(y, *ys);
+  if (!out) return out.error();
+  op.input = *in, op.output = *out;
+  for (size_t j = 0; j < rank; ++j) {
+    const int64_t p = (*pads)[static_cast<size_t>(s->perm[j])];
+    if (p < 0) return make_error(EINVAL, "negative pads");
+    op.pad_before.push_back(static_cast<uint32_t>(p));
+  }
+  if (rank == 0) op.pad_before = {0};
+  const DType t = L.g.value(x).dtype;
+  if (n.input(2) >= 0) {
+    const TensorData* c = L.g.constant(n.input(2));
+    if (!c) return make_error(EINVAL, "constant_value is not constant");
+    if (t == DType::kFloat32) {
+      const float f = c->to_floats().at(0);
+      std::memcpy(&op.fill_bits, &f, 4);
+    } else {
+      op.fill_bits = static_cast<uint32_t>(static_cast<int32_t>(c->to_ints().at(0)));
+    }
+  }
+  return L.layer(op, &codegen::emit_pad);
+}
+
 }  // namespace
 
 Expected<void> Lowering::lower_node(const Node& n) {
@@ -732,6 +820,8 @@ Expected<void> Lowering::lower_node(const Node& n) {
       op == "Identity" || op == "Dropout")
     return lower_view(*this, n);
   if (op == "Transpose") return lower_transpose(*this, n);
+  if (op == "Concat") return lower_concat(*this, n);
+  if (op == "Pad") return lower_pad(*this, n);
   return make_error(EINVAL, "no device lowering for " + op);
 }
 

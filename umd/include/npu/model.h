@@ -98,6 +98,9 @@ class Model {
   const std::string& name() const { return name_; }
 
   /// Runs the model on `inputs` (by graph input name) and returns the graph outputs by name.
+  /// When an input's leading dim is symbolic (a dynamic batch) and the given batch is a
+  /// multiple of the batch the device code was compiled for, the model runs once per slice
+  /// of that many rows and the outputs are concatenated along dim 0 (stats are summed).
   Expected<std::map<std::string, format::NpyArray>> run(
       const std::map<std::string, format::NpyArray>& inputs, const RunOptions& options = {});
 
@@ -111,6 +114,12 @@ class Model {
  private:
   Model() = default;
   struct Impl;
+  Expected<std::map<std::string, format::NpyArray>> run_once(
+      const std::map<std::string, format::NpyArray>& inputs, const RunOptions& options);
+  /// The compiled batch of the first dynamic-batch input in a device buffer (0: none), and
+  /// the batch given for it.
+  int64_t compiled_batch(const std::map<std::string, format::NpyArray>& inputs,
+                         int64_t* given) const;
 
   std::optional<Device> device_;
   std::string name_;

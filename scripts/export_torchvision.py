@@ -1,0 +1,161 @@
+#!/usr/bin/python3
+"""Export torchvision architectures with fixed random weights to ONNX, with input and expected output.
+
+For each model M (resnet18, mobilenet_v2, squeezenet1_1 by default) writes:
+
+  OUTDIR/M/model.onnx     opset 13, input `input` float32 [1,3,224,224], output `output` [1,1000]
+  OUTDIR/M/input.npy      random input (fixed seed), float32 [1,3,224,224]
+  OUTDIR/M/expected.npy   PyTorch's output for it, float32 [1,1000]
+  OUTDIR/M/torch_ms.txt   median wall time of one PyTorch CPU inference in ms (--threads threads)
+  OUTDIR/M/ops.txt        the ONNX operator types used, with counts
+
+Weights are torchvision's default initialization under torch.manual_seed(0) (weights=None);
+biases that default to zero get small random values (fixed seed).
+BatchNormalization layers get non-trivial parameters from a fixed seed: random gamma/beta,
+running statistics measured on random data and then perturbed, so that BN folding changes the
+numbers while activations stay in a sane range. By default BN is kept as BatchNormalization
+nodes in the ONNX file (so the compiler's own folding is exercised); --fold-bn lets the PyTorch
+exporter fold it into the convolutions instead (what a plain eval-mode export does).
+
+Usage: scripts/export_torchvision.py OUTDIR [--models resnet18,mobilenet_v2,squeezenet1_1]
+                                            [--threads 1] [--fold-bn] [--runs 10]
+"""
+import argparse
+import os
+import sys
+import time
+import warnings
+from collections import Counter
+
+import numpy as np
+import torch
+import torchvision
+
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1"]
+
+
+def randomize_bn(model, seed):
+    """Give every BatchNorm non-trivial gamma/beta/running stats, deterministically."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return 0
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for bn in bns:
+            c = bn.num_features
+            bn.weight.copy_(torch.empty(c).uniform_(0.5, 1.5, generator=g))
+            bn.bias.copy_(torch.empty(c).normal_(0.0, 0.1, generator=g))
+        # Running statistics from real activations (cumulative average over one batch of
+        # random images), so the network's activations neither explode nor vanish ...
+        saved = [(bn.momentum, bn.training) for bn in bns]
+        for bn in bns:
+            bn.reset_running_stats()
+            bn.momentum = None
+        model.train()
+        model(torch.empty(4, 3, 224, 224).normal_(0.0, 1.0, generator=g))
+        model.eval()
+        for bn, (momentum, _) in zip(bns, saved):
+            bn.momentum = momentum
+            # ... then perturbed so they differ from the batch statistics.
+            c = bn.num_features
+            std = bn.running_var.sqrt()
+            bn.running_mean.add_(torch.empty(c).normal_(0.0, 0.2, generator=g) * std)
+            bn.running_var.mul_(torch.empty(c).uniform_(0.7, 1.4, generator=g))
+    return len(bns)
+
+
+def randomize_zero_biases(model, seed):
+    """torchvision initializes conv/linear biases to zero: make them small random values so they
+    are tested too (and so the exporter does not merge identical initializers into Identity)."""
+    g = torch.Generator().manual_seed(seed)
+    n = 0
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)) and m.bias is not None \
+                    and not m.bias.any():
+                m.bias.copy_(torch.empty(m.bias.shape).uniform_(-0.1, 0.1, generator=g))
+                n += 1
+    return n
+
+
+def export_one(name, outdir, args):
+    t0 = time.time()
+    torch.manual_seed(0)
+    ctor = getattr(torchvision.models, name)
+    model = ctor(weights=None)
+    model.eval()
+    randomize_zero_biases(model, seed=3)
+    n_bn = randomize_bn(model, seed=1)
+    model.eval()
+
+    g = torch.Generator().manual_seed(2)
+    x = torch.empty(1, 3, 224, 224).normal_(0.0, 1.0, generator=g)
+    with torch.no_grad():
+        y = model(x)
+        # PyTorch CPU inference time: warm-up, then the median of --runs runs.
+        for _ in range(2):
+            model(x)
+        times = []
+        for _ in range(args.runs):
+            s = time.perf_counter()
+            model(x)
+            times.append((time.perf_counter() - s) * 1e3)
+    torch_ms = float(np.median(times))
+
+    d = os.path.join(outdir, name)
+    os.makedirs(d, exist_ok=True)
+    onnx_path = os.path.join(d, "model.onnx")
+    # PRESERVE with the model in eval mode keeps BatchNormalization nodes (inference form);
+    # EVAL makes the exporter fold them into the preceding Conv.
+    keep_bn = n_bn > 0 and not args.fold_bn
+    training = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*constant folding.*")
+        torch.onnx.export(model, x, onnx_path, opset_version=13,
+                          input_names=["input"], output_names=["output"],
+                          do_constant_folding=True, training=training)
+    np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x.numpy().astype(np.float32)))
+    np.save(os.path.join(d, "expected.npy"), np.ascontiguousarray(y.numpy().astype(np.float32)))
+    with open(os.path.join(d, "torch_ms.txt"), "w") as f:
+        f.write(f"{torch_ms:.3f}\n")
+
+    import onnx
+    m = onnx.load(onnx_path)
+    onnx.checker.check_model(m)
+    ops = Counter(n.op_type for n in m.graph.node)
+    with open(os.path.join(d, "ops.txt"), "w") as f:
+        for op, k in sorted(ops.items()):
+            f.write(f"{op} {k}\n")
+    print(f"{name}: {os.path.getsize(onnx_path) / 1e6:.1f} MB, {n_bn} BN layers, "
+          f"ops {dict(sorted(ops.items()))}, output [{y.abs().max().item():.3g} max abs], "
+          f"torch {torch_ms:.2f} ms/inference ({torch.get_num_threads()} threads), "
+          f"export {time.time() - t0:.1f} s", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("outdir")
+    ap.add_argument("--models", default=",".join(MODELS),
+                    help="comma-separated torchvision model names (default: %(default)s)")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="PyTorch CPU threads for the timing (default: %(default)s)")
+    ap.add_argument("--runs", type=int, default=10, help="timed inferences (default: %(default)s)")
+    ap.add_argument("--fold-bn", action="store_true",
+                    help="let the exporter fold BatchNormalization into Conv")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    failed = []
+    for name in [m for m in args.models.split(",") if m]:
+        if not hasattr(torchvision.models, name):
+            sys.exit(f"export_torchvision.py: unknown torchvision model '{name}'")
+        try:
+            export_one(name, args.outdir, args)
+        except Exception as e:  # keep going; report at the end
+            print(f"export_torchvision.py: {name}: export failed: {e}", file=sys.stderr)
+            failed.append(name)
+    if failed:
+        sys.exit(f"export_torchvision.py: failed: {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()
