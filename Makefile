@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps build demo test test-plain test-asan test-tsan bench format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels test test-plain test-asan test-tsan bench format clean
 
 all: build
 
@@ -18,10 +18,32 @@ $(BUILD)/CMakeCache.txt: | deps
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main demo: a device self-test that runs real command buffers and prints results,
-# cycles and counters.
+# The main demo: compile the Fashion-MNIST classifier that ships in models/ (per-layer
+# report), then classify its sample images on the emulated NPU (predicted vs true labels,
+# cycles, engine utilization).
 demo: build
+	./$(BUILD)/tools/npu-compile/npu-compile models/fashion_mnist/fashion_mnist.onnx \
+	    -o $(BUILD)/fashion_mnist.npub --report
+	@echo
+	./$(BUILD)/examples/classify/npu-classify $(BUILD)/fashion_mnist.npub \
+	    models/fashion_mnist/samples
+
+# The device self-test (raw command buffers on every engine, checked against the reference).
+selftest: build
 	./$(BUILD)/tools/npu-selftest/npu-selftest
+
+# ONNX conformance over Debian's libonnx-testdata, one line per test (also part of `make test`).
+conformance: build
+	./$(BUILD)/tests/conformance/onnx_conformance --list \
+	    --expected-failures tests/conformance/expected_failures.txt
+
+# ResNet-18 / MobileNetV2 / SqueezeNet exported from torchvision vs PyTorch (docs/realmodels.md;
+# needs python3-torch and python3-torchvision, installed by `make deps-realmodels`).
+deps-realmodels:
+	@./.ci/install-deps.sh --realmodels
+
+realmodels: deps-realmodels build
+	./tests/realmodels/run.sh $(BUILD)
 
 test-plain: build
 	cd $(BUILD) && ctest $(CTEST_FLAGS)

@@ -5,6 +5,11 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config ccache libdrm-dev nlohmann-json3-dev libspdlog-dev
       libgtest-dev libgmock-dev libcli11-dev libbenchmark-dev libeigen3-dev
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata)
+# --realmodels: what the scripts outside the default test run need (docs/realmodels.md:
+# torchvision exports; models/fashion_mnist/train.py and the int8 accuracy evaluation).
+if [ "${1:-}" = "--realmodels" ]; then
+  pkgs+=(python3-numpy python3-onnx python3-torch python3-torchvision dataset-fashion-mnist)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
