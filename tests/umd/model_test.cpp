@@ -1,6 +1,7 @@
 // npu::Model and the host ops: small packages built in the test (buffers at fixed VAs, device
 // segments from isa::CommandBufferBuilder, host segments), run on the emulator and compared
 // with values computed here; error cases; npu-submit in model mode end to end.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -289,15 +290,27 @@ TEST_F(ModelTest, InputErrors) {
   EXPECT_NE(unknown.error().message.find("unknown input 'z'"), std::string::npos);
 }
 
-TEST_F(ModelTest, SymbolicBatchMustMatchCompiledSize) {
+TEST_F(ModelTest, DynamicBatchRunsSliceBySlice) {
   auto model = Model::load(
       *dev_, relu_softmax_package(8, "y", "Softmax", {Dim::named("N"), Dim::fixed(8)}), "b.npub");
   ASSERT_TRUE(model) << model.error().message;
-  auto r = model->run({{"x", NpyArray::zeros(DType::kFloat32, {4, 8})}});
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().message, "b.npub: input 'x': batch 4 but the package was compiled for 1");
-  auto ok = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})}});
-  EXPECT_TRUE(ok) << ok.error().message;
+  std::vector<float> xs(4 * 8);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(int(i * 7 % 11) - 5) * 0.3f;
+  auto r = model->run({{"x", NpyArray::of<float>({4, 8}, xs)}});
+  ASSERT_TRUE(r) << r.error().message;
+  const NpyArray& y = r->at("y");
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(model->last_stats().segments.size(), 4u * 2u);  // relu (device) + softmax (host)
+  // Each row equals a run of that row alone (the package was compiled for batch 1).
+  for (size_t row = 0; row < 4; ++row) {
+    std::vector<float> one(xs.begin() + long(row * 8), xs.begin() + long(row * 8 + 8));
+    auto r1 = model->run({{"x", NpyArray::of<float>({1, 8}, one)}});
+    ASSERT_TRUE(r1) << r1.error().message;
+    const auto& y1 = r1->at("y");
+    ASSERT_EQ(y1.data.size(), 32u);
+    EXPECT_TRUE(std::equal(y1.data.begin(), y1.data.end(), y.data.begin() + long(row * 32)))
+        << "row " << row;
+  }
 }
 
 TEST_F(ModelTest, UnknownHostOp) {
