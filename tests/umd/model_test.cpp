@@ -1,8 +1,8 @@
 // npu::Model and the host ops: small packages built in the test (buffers at fixed VAs, device
 // segments from isa::CommandBufferBuilder, host segments), run on the emulator and compared
 // with values computed here; error cases; npu-submit in model mode end to end.
-#include <algorithm>
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <cmath>
 #include <cstdlib>

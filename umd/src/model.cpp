@@ -252,13 +252,20 @@ struct Model::Impl {
                             SegmentStats& st) {
     const std::string label = segment_label(s, index);
     const auto& section = m.package_.sections.at(s.command_buffer);
-    CommandBuffer cb = CommandBuffer::from_bytes(*m.device_, section.data);
-    for (const auto& use : s.buffers) {
-      const Access access = use.access == format::Access::kRead    ? Access::kRead
-                            : use.access == format::Access::kWrite ? Access::kWrite
-                                                                   : Access::kReadWrite;
-      cb.use(m.buffers_.at(use.buffer), access);
+    auto cached = m.cmdbufs_.find(index);
+    if (cached == m.cmdbufs_.end()) {
+      CommandBuffer built = CommandBuffer::from_bytes(*m.device_, section.data);
+      for (const auto& use : s.buffers) {
+        const Access access = use.access == format::Access::kRead    ? Access::kRead
+                              : use.access == format::Access::kWrite ? Access::kWrite
+                                                                     : Access::kReadWrite;
+        built.use(m.buffers_.at(use.buffer), access);
+      }
+      if (auto f = built.finalize(); !f)
+        return make_error(f.error().code, where(label + ": " + f.error().message));
+      cached = m.cmdbufs_.emplace(index, std::move(built)).first;
     }
+    CommandBuffer& cb = cached->second;
     st.commands = split_commands(section.data);
     if (!m.context_) {
       auto ctx = Context::create(*m.device_);
@@ -401,8 +408,9 @@ NpyArray slice_rows(const NpyArray& a, int64_t first, int64_t count) {
   NpyArray out = a;
   out.shape[0] = count;
   const size_t row = a.data.size() / static_cast<size_t>(a.shape[0]);
-  out.data.assign(a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first)),
-                  a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first + count)));
+  out.data.assign(
+      a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first)),
+      a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first + count)));
   return out;
 }
 
@@ -451,9 +459,10 @@ Expected<std::map<std::string, format::NpyArray>> Model::run(
       slice[name] = batched ? slice_rows(a, first, compiled) : a;
     }
     auto r = run_once(slice, options);
-    if (!r) return make_error(r.error().code, r.error().message + " (batch rows " +
-                                                  std::to_string(first) + ".." +
-                                                  std::to_string(first + compiled - 1) + ")");
+    if (!r)
+      return make_error(r.error().code, r.error().message + " (batch rows " +
+                                            std::to_string(first) + ".." +
+                                            std::to_string(first + compiled - 1) + ")");
     for (auto& [name, a] : *r) {
       auto [it, fresh] = outputs.emplace(name, a);
       if (fresh) continue;

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "npu/buffer.h"
+#include "npu/command_buffer.h"
 #include "npu/context.h"
 #include "npu/device.h"
 #include "npu/expected.h"
@@ -125,6 +126,8 @@ class Model {
   std::string name_;
   format::Package package_;
   std::map<std::string, Buffer> buffers_;
+  /// Per segment: its command buffer, built, validated and uploaded on first use.
+  std::map<size_t, CommandBuffer> cmdbufs_;
   std::optional<Context> context_;
   std::vector<TensorDesc> inputs_, outputs_;
   RunStats stats_;
