@@ -313,6 +313,18 @@ TEST_F(ModelTest, DynamicBatchRunsSliceBySlice) {
   }
 }
 
+TEST_F(ModelTest, TraceShowsHostSegments) {
+  auto model = Model::load(*dev_, relu_softmax_package(8, "y", "Softmax"), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  npu::RunOptions o;
+  o.collect_profile = true;
+  ASSERT_TRUE(model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})}}, o));
+  const std::string trace = model->trace_json();
+  EXPECT_NE(trace.find("\"name\":\"host\""), std::string::npos) << trace;
+  EXPECT_NE(trace.find("(Softmax)"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("\"cat\":\"host\""), std::string::npos) << trace;
+}
+
 TEST_F(ModelTest, UnknownHostOp) {
   auto model = Model::load(*dev_, relu_softmax_package(8, "y", "Foo"), "t.npub");
   ASSERT_TRUE(model) << model.error().message;

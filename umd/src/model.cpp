@@ -551,10 +551,24 @@ Expected<std::map<std::string, format::NpyArray>> Model::run_once(
 }
 
 JobProfile RunStats::merged_profile() const {
+  return merged_profile_with_host(0, nullptr);
+}
+
+JobProfile RunStats::merged_profile_with_host(uint64_t clock_hz,
+                                              std::vector<HostSpan>* spans) const {
   JobProfile p;
   uint32_t cmd_base = 0;
+  uint64_t host_cycles = 0;  // host time before the current point, in cycles
   for (const auto& s : segments) {
-    if (s.kind != format::SegmentKind::kDevice) continue;
+    if (s.kind != format::SegmentKind::kDevice) {
+      if (spans == nullptr || clock_hz == 0) continue;
+      const auto len = static_cast<uint64_t>(static_cast<double>(s.host_ns) *
+                                             static_cast<double>(clock_hz) / 1e9);
+      const uint64_t at = p.cycles + host_cycles;
+      spans->push_back({s.name + " (" + s.op_type + ")", at, at + std::max<uint64_t>(len, 1)});
+      host_cycles += std::max<uint64_t>(len, 1);
+      continue;
+    }
     if (s.profile) {
       const JobProfile& q = *s.profile;
       for (size_t e = 0; e < p.busy_cycles.size(); ++e) p.busy_cycles[e] += q.busy_cycles[e];
@@ -565,8 +579,8 @@ JobProfile RunStats::merged_profile() const {
       p.semaphore_stall_cycles += q.semaphore_stall_cycles;
       for (CommandTiming t : q.timeline) {
         t.cmd_index += cmd_base;
-        t.start_cycle += p.cycles;
-        t.end_cycle += p.cycles;
+        t.start_cycle += p.cycles + host_cycles;
+        t.end_cycle += p.cycles + host_cycles;
         p.timeline.push_back(t);
       }
       p.seqno = q.seqno;
@@ -584,7 +598,7 @@ std::vector<npu_cmd> RunStats::merged_commands() const {
 }
 
 std::string Model::trace_json(TraceOptions options) const {
-  const JobProfile p = stats_.merged_profile();
+  const JobProfile p = stats_.merged_profile_with_host(options.clock_hz, &options.host_spans);
   const std::vector<npu_cmd> cmds = stats_.merged_commands();
   options.commands = cmds;
   if (options.process_name.empty()) options.process_name = name_;
@@ -592,7 +606,7 @@ std::string Model::trace_json(TraceOptions options) const {
 }
 
 Expected<void> Model::write_trace(const std::string& path, TraceOptions options) const {
-  const JobProfile p = stats_.merged_profile();
+  const JobProfile p = stats_.merged_profile_with_host(options.clock_hz, &options.host_spans);
   const std::vector<npu_cmd> cmds = stats_.merged_commands();
   options.commands = cmds;
   if (options.process_name.empty()) options.process_name = name_;

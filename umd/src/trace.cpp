@@ -71,6 +71,24 @@ std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& opt
                       {"args", {{"sort_index", e.id}}}});
   }
 
+  if (!options.host_spans.empty()) {
+    events.push_back({{"name", "thread_name"},
+                      {"ph", "M"},
+                      {"pid", kPid},
+                      {"tid", kHostTraceTid},
+                      {"args", {{"name", "host"}}}});
+  }
+  for (const auto& h : options.host_spans) {
+    const uint64_t end = std::max(h.end_cycle, h.start_cycle);
+    events.push_back({{"name", h.name},
+                      {"cat", "host"},
+                      {"ph", "X"},
+                      {"pid", kPid},
+                      {"tid", kHostTraceTid},
+                      {"ts", us(h.start_cycle)},
+                      {"dur", us(end - h.start_cycle)},
+                      {"args", {{"start_cycle", h.start_cycle}, {"end_cycle", end}}}});
+  }
   for (const auto& t : profile.timeline) {
     const npu_cmd* cmd =
         t.cmd_index < options.commands.size() ? &options.commands[t.cmd_index] : nullptr;

@@ -77,6 +77,10 @@ struct RunStats {
   /// segments before, counters summed; `commands` is the concatenation matching its
   /// cmd_index values (for markers in traces). Empty without profiles.
   JobProfile merged_profile() const;
+  /// The same timeline with each host segment's wall time (converted to cycles at
+  /// `clock_hz`) placed between the device segments, and the host segments as spans (for
+  /// traces that show where the host ran).
+  JobProfile merged_profile_with_host(uint64_t clock_hz, std::vector<HostSpan>* spans) const;
   std::vector<npu_cmd> merged_commands() const;
 };
 

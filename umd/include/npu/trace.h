@@ -24,6 +24,14 @@
 
 namespace npu {
 
+/// A span of host work (a model's host segment) shown on its own "host" track (tid 100),
+/// in the same device-cycle time base as the engines.
+struct HostSpan {
+  std::string name;
+  uint64_t start_cycle = 0, end_cycle = 0;
+};
+inline constexpr int kHostTraceTid = 100;
+
 struct TraceOptions {
   /// Modeled clock; cycles are converted to microseconds with it (0: 1 GHz).
   uint64_t clock_hz = 1'000'000'000;
@@ -34,6 +42,8 @@ struct TraceOptions {
   std::span<const npu_cmd> commands;
   /// Name of the process track ("npu job" when empty).
   std::string process_name;
+  /// Host work between device work (model host segments); empty: no host track.
+  std::vector<HostSpan> host_spans;
 };
 
 /// The trace as JSON text ('\n'-terminated).
