@@ -656,7 +656,7 @@ TEST_F(Submit, UsageErrorsAreOneLineExitOne) {
       {{npub.string(), "--buffer", "0x100000000=size:4"}, "--buffer is for raw command buffers"},
       {{bin.string(), "--input", "x=x.npy"}, "--input is for model packages"},
       {{junk.string()}, "neither a command buffer (no NPUC magic) nor a model package"},
-      {{(dir_ / "missing.bin").string()}, "cannot read"},
+      {{(dir_ / "missing.bin").string()}, "missing.bin: cannot open: No such file or directory"},
       {{bin.string(), "--buffer", "0x100000000"}, "--buffer '0x100000000'"},
       {{bin.string(), "--buffer", "0x100000000=" + in.string(), "--buffer", "0x100000010=size:16"},
        "overlaps"},

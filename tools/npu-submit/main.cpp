@@ -14,7 +14,9 @@
 
 #include "model_cli.h"
 #include "npu/device.h"
+#include "npu/format/file.h"
 #include "npu/format/npy.h"
+#include "npu/format/package.h"
 #include "npu/job_report.h"
 #include "npu/model.h"
 #include "npu/raw_job.h"
@@ -99,7 +101,7 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
     for (const auto& d : writes) {
       auto bytes = run->read_range(d.address, d.length);
       if (!bytes) return fail("--dump " + d.file + ": " + bytes.error().message);
-      if (auto w = npu::write_file(d.file, *bytes); !w) return fail(w.error().message);
+      if (auto w = npu::format::write_file(d.file, *bytes); !w) return fail(w.error().message);
       report.outputs.push_back({d.address, d.length, d.file});
     }
   }
@@ -137,7 +139,7 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
   return 0;
 }
 
-int run_model(const Options& o) {
+int run_model(const Options& o, const std::vector<std::byte>& bytes) {
   const std::pair<bool, const char*> raw_only[] = {
       {!o.buffers.empty(), "--buffer"},
       {!o.dumps.empty(), "--dump"},
@@ -151,7 +153,9 @@ int run_model(const Options& o) {
   }
   auto dev = npu::Device::open(o.device);
   if (!dev) return fail(dev.error().message);
-  auto model = npu::Model::load(*dev, o.input);
+  auto package = npu::format::parse_package(bytes, o.input);  // the device checks run in load()
+  if (!package) return fail(package.error().message);
+  auto model = npu::Model::load(*dev, std::move(*package), o.input);
   if (!model) return fail(model.error().message);
   auto inputs = npu::tools::read_inputs(o.inputs);
   if (!inputs) return fail(inputs.error().message);
@@ -209,10 +213,10 @@ int main(int argc, char** argv) {
     o.device = "emu:" + o.config_path;
   }
 
-  auto bytes = npu::read_file(o.input);
+  auto bytes = npu::format::read_file(o.input);
   if (!bytes) return fail(bytes.error().message);
   if (npu::is_command_buffer(*bytes)) return run_raw(o, *bytes);
-  if (std::filesystem::path(o.input).extension() == ".npub") return run_model(o);
+  if (std::filesystem::path(o.input).extension() == ".npub") return run_model(o, *bytes);
   return fail("'" + o.input +
               "': neither a command buffer (no NPUC magic) nor a model package "
               "(.npub)");

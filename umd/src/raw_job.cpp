@@ -2,6 +2,8 @@
 // fixed device addresses (see npu/raw_job.h).
 #include "npu/raw_job.h"
 
+#include "npu/format/file.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -101,32 +103,6 @@ bool is_command_buffer(std::span<const std::byte> bytes) {
   return magic == NPU_ISA_MAGIC;
 }
 
-Expected<std::vector<std::byte>> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(errno != 0 ? errno : EIO,
-                      fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  }
-  std::vector<char> chars((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return make_error(EIO, fmt::format("cannot read '{}'", path));
-  std::vector<std::byte> bytes(chars.size());
-  if (!chars.empty()) std::memcpy(bytes.data(), chars.data(), chars.size());
-  return bytes;
-}
-
-Expected<void> write_file(const std::string& path, std::span<const std::byte> bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return make_error(errno != 0 ? errno : EIO,
-                      fmt::format("cannot write '{}': {}", path, std::strerror(errno)));
-  }
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-  out.close();
-  if (!out) return make_error(EIO, fmt::format("cannot write '{}'", path));
-  return {};
-}
-
 std::string buffer_file_name(uint64_t address) {
   return fmt::format("buf_{:#x}.bin", address);
 }
@@ -153,7 +129,7 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
   for (size_t i = 0; i < run.specs.size(); ++i) {
     BufferSpec& spec = run.specs[i];
     if (spec.file.empty()) continue;
-    auto data = read_file(spec.file);
+    auto data = format::read_file(spec.file);
     if (!data) {
       return make_error(data.error().code,
                         fmt::format("buffer {:#x}: {}", spec.address, data.error().message));

@@ -62,10 +62,6 @@ Expected<void> check_buffer_specs(std::span<const BufferSpec> specs);
 /// Whether `bytes` start with the command-buffer magic NPU_ISA_MAGIC ("NPUC").
 bool is_command_buffer(std::span<const std::byte> bytes);
 
-/// Reads a whole file; errors "cannot read 'PATH': strerror".
-Expected<std::vector<std::byte>> read_file(const std::string& path);
-/// Writes a whole file (truncating); errors "cannot write 'PATH': strerror".
-Expected<void> write_file(const std::string& path, std::span<const std::byte> bytes);
 
 struct RawJobOptions {
   bool skip_validation = false;
