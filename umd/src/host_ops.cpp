@@ -1,121 +1,172 @@
-// Host ops over the reference operators (see npu/host_ops.h).
+// Host ops over the reference operators (see npu/host_ops.h): the public entry points, which
+// look an op type up in the per-file tables (host_ops_common.h, host_ops_tensor.h), and the
+// elementwise, softmax and shape ops.
 #include "npu/host_ops.h"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <optional>
+#include <type_traits>
 
-#include "npu/ref/matmul.h"
+#include "host_ops_common.h"
+#include "host_ops_tensor.h"
 #include "npu/ref/scalar.h"
 #include "npu/ref/softmax.h"
-#include "npu/ref/transpose.h"
 
 namespace npu {
+namespace detail {
 namespace {
 
-using format::DType;
-using format::NpyArray;
-using json = nlohmann::json;
-using Shape = std::vector<int64_t>;
-using Inputs = std::span<const NpyArray* const>;
-using Outputs = Expected<std::vector<NpyArray>>;
+// ---- per-element rules beyond the ISA's (float64, other integer widths, Sign, integer Pow) ----
 
-struct OpCall {
-  std::string op;
-  const json& attrs;
-  Inputs inputs;
-};
-using OpFn = std::function<Outputs(const OpCall&)>;
+constexpr uint8_t kActSign = 0xF0;  // host-only unary function, not an NPU_ACT_*
 
-std::string shape_text(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-Error op_error(const OpCall& c, const std::string& what) {
-  return make_error(EINVAL, c.op + ": " + what);
-}
-
-int64_t count(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
-Expected<const NpyArray*> input(const OpCall& c, size_t i) {
-  if (i >= c.inputs.size() || c.inputs[i] == nullptr) {
-    return op_error(c, "missing input " + std::to_string(i));
+template <typename T>
+bool is_negative(T x) {
+  if constexpr (std::is_signed_v<T>) {
+    return x < T{0};
+  } else {
+    return false;
   }
-  return c.inputs[i];
 }
 
-Expected<void> need_dtype(const OpCall& c, const NpyArray& a, std::initializer_list<DType> ok) {
-  if (std::find(ok.begin(), ok.end(), a.dtype) != ok.end()) return npu::ok();
-  return op_error(c, std::string("dtype ") + format::dtype_name(a.dtype) + " is not supported");
-}
-
-Expected<int64_t> int_attr(const OpCall& c, const char* name, int64_t def) {
-  if (!c.attrs.contains(name)) return def;
-  const json& v = c.attrs[name];
-  if (!v.is_number_integer())
-    return op_error(c, std::string("attribute ") + name + ": not an integer");
-  return v.get<int64_t>();
-}
-
-Expected<float> float_attr(const OpCall& c, const char* name, float def) {
-  if (!c.attrs.contains(name)) return def;
-  const json& v = c.attrs[name];
-  if (!v.is_number()) return op_error(c, std::string("attribute ") + name + ": not a number");
-  return v.get<float>();
-}
-
-Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name) {
-  if (!c.attrs.contains(name)) return std::optional<std::vector<int64_t>>{};
-  const json& v = c.attrs[name];
-  if (!v.is_array()) return op_error(c, std::string("attribute ") + name + ": not a list");
-  std::vector<int64_t> out;
-  for (const json& e : v) {
-    if (!e.is_number_integer()) {
-      return op_error(c, std::string("attribute ") + name + ": not a list of integers");
-    }
-    out.push_back(e.get<int64_t>());
+/// -x; integers wrap as NumPy.
+template <typename T>
+T negate(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return -x;
+  } else {
+    return static_cast<T>(0 - static_cast<uint64_t>(x));
   }
-  return std::optional<std::vector<int64_t>>{std::move(out)};
 }
 
-Expected<size_t> norm_axis(const OpCall& c, int64_t axis, size_t rank, bool inclusive = false) {
-  const auto r = static_cast<int64_t>(rank) + (inclusive ? 1 : 0);
-  const int64_t a = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
-  if (a < 0 || a >= r) {
-    return op_error(
-        c, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+/// NPU_ELTWISE_* on integers of any width with NumPy's wrapping (through uint64); DIV
+/// truncates toward zero and x / 0 is 0, as ref::eltwise_int.
+template <typename T>
+T int_binary(uint8_t op, T a, T b) {
+  const auto x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);
+  switch (op) {
+    case NPU_ELTWISE_ADD:
+      return static_cast<T>(x + y);
+    case NPU_ELTWISE_SUB:
+      return static_cast<T>(x - y);
+    case NPU_ELTWISE_MUL:
+      return static_cast<T>(x * y);
+    case NPU_ELTWISE_DIV:
+      if (b == T{0}) return T{0};
+      if (is_negative(b) && b == static_cast<T>(-1)) return negate(a);  // MIN / -1 wraps
+      return static_cast<T>(a / b);
+    case NPU_ELTWISE_MAX:
+      return a > b ? a : b;
+    case NPU_ELTWISE_MIN:
+      return a < b ? a : b;
+    case NPU_ELTWISE_PRELU:
+      return is_negative(a) ? static_cast<T>(x * y) : a;
+    default:
+      return T{0};
   }
-  return static_cast<size_t>(a);
 }
 
-// ---- unary (ref::activation) ----
+/// NPU_ELTWISE_* on float64 (ref::eltwise's rules in double precision).
+double double_binary(uint8_t op, double a, double b) {
+  switch (op) {
+    case NPU_ELTWISE_ADD:
+      return a + b;
+    case NPU_ELTWISE_SUB:
+      return a - b;
+    case NPU_ELTWISE_MUL:
+      return a * b;
+    case NPU_ELTWISE_DIV:
+      return a / b;
+    case NPU_ELTWISE_MAX:
+    case NPU_ELTWISE_MIN:
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
+      return (op == NPU_ELTWISE_MAX) == (a > b) ? a : b;
+    case NPU_ELTWISE_POW:
+      return std::pow(a, b);
+    case NPU_ELTWISE_PRELU:
+      return a >= 0.0 ? a : a * b;
+    default:
+      return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+/// x^y for integers, wrapping like NumPy; a negative y gives 1 / x^-y truncated.
+int64_t int_pow(int64_t x, int64_t y) {
+  if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0);
+  uint64_t result = 1, base = static_cast<uint64_t>(x);
+  for (auto e = static_cast<uint64_t>(y); e; e >>= 1, base *= base) {
+    if (e & 1) result *= base;
+  }
+  return static_cast<int64_t>(result);
+}
+
+template <typename T>
+T binary_value(uint8_t op, T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return ref::eltwise(op, a, b);
+  } else if constexpr (std::is_same_v<T, double>) {
+    return double_binary(op, a, b);
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    if (op == NPU_ELTWISE_PRELU) return int_binary(op, a, b);
+    return ref::eltwise_int(op, a, b, NPU_DTYPE_INT32);
+  } else {
+    return int_binary(op, a, b);
+  }
+}
+
+/// NPU_ACT_* (float32 by ref::activation, int32 by ref::activation_int); Relu, Abs, Neg and
+/// Sign on the other types here.
+template <typename T>
+T unary_value(uint8_t func, T x, float alpha, float beta) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (func != kActSign) return ref::activation(func, x, alpha, beta);
+  } else if constexpr (std::is_same_v<T, int32_t>) {
+    if (func != kActSign) return ref::activation_int(func, x, alpha, beta, NPU_DTYPE_INT32);
+  }
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(x)) return x;
+  }
+  switch (func) {
+    case kActSign:
+      return static_cast<T>((x > T{0}) - is_negative(x));
+    case NPU_ACT_RELU:
+      return is_negative(x) ? T{0} : x;
+    case NPU_ACT_ABS:
+      return is_negative(x) ? negate(x) : x;
+    case NPU_ACT_NEG:
+      return negate(x);
+    default:  // float-only functions, reached for float64 only
+      return static_cast<T>(ref::activation(func, static_cast<float>(x), alpha, beta));
+  }
+}
+
+// ---- unary ----
 
 struct Unary {
   uint8_t func;
-  float alpha;
-  float beta;
+  float alpha = 0;
+  float beta = 0;
   const char* alpha_name = nullptr;
   const char* beta_name = nullptr;
+  bool int_ok = false;  // also float64 and signed integers (Relu, Abs, Neg, Sign)
 };
 
 OpFn unary(Unary u) {
-  return [u](const OpCall& c) -> Outputs {
+  return [u](const OpCall& c) -> HostOutputs {
     auto x = input(c, 0);
     if (!x) return x.error();
-    NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
+    if (u.int_ok) {
+      NPU_TRY(need_dtype(c, **x,
+                         {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16,
+                          DType::kInt32, DType::kInt64}));
+    } else {
+      NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
+    }
     float alpha = u.alpha, beta = u.beta;
     if (u.alpha_name) {
       auto a = float_attr(c, u.alpha_name, u.alpha);
@@ -127,189 +178,242 @@ OpFn unary(Unary u) {
       if (!b) return b.error();
       beta = *b;
     }
-    NpyArray out = **x;
-    for (float& v : out.view<float>()) v = ref::activation(u.func, v, alpha, beta);
-    return std::vector<NpyArray>{std::move(out)};
+    return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
+      NpyArray out = **x;
+      for (T& v : out.view<T>()) v = unary_value<T>(u.func, v, alpha, beta);
+      return single(std::move(out));
+    });
   };
 }
 
 // ---- binary with NumPy broadcasting (ref::eltwise / ref::eltwise_int) ----
 
-Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return op_error(c, "shapes " + shape_text(a) + " and " + shape_text(b) + " do not broadcast");
-    }
-    out[i] = da == 1 ? db : da;
+Expected<NpyArray> binary_values(const OpCall& c, uint8_t op, const NpyArray& a,
+                                 const NpyArray& b) {
+  if (a.dtype != b.dtype) {
+    return op_error(c, std::string("inputs have different dtypes ") + format::dtype_name(a.dtype) +
+                           " and " + format::dtype_name(b.dtype));
   }
+  auto shape = broadcast(c, a.shape, b.shape);
+  if (!shape) return shape.error();
+  NpyArray out = NpyArray::zeros(a.dtype, *shape);
+  const auto sa = broadcast_strides(a.shape, *shape);
+  const auto sb = broadcast_strides(b.shape, *shape);
+  auto r = dispatch(c, a, [&]<typename T>(T) -> HostOutputs {
+    auto av = a.view<T>();
+    auto bv = b.view<T>();
+    auto ov = out.view<T>();
+    for_each_broadcast(*shape, sa, sb, [&](int64_t o, int64_t i, int64_t j) {
+      ov[o] = binary_value<T>(op, av[i], bv[j]);
+    });
+    return std::vector<NpyArray>{};
+  });
+  if (!r) return r.error();
   return out;
 }
 
-/// Element strides of `s` seen as `out` (0 along broadcast dims).
-std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out) {
-  std::vector<int64_t> st(out.size(), 0);
-  int64_t acc = 1;
-  for (size_t i = s.size(); i-- > 0;) {
-    const size_t o = i + (out.size() - s.size());
-    st[o] = s[i] == 1 ? 0 : acc;
-    acc *= s[i];
-  }
-  return st;
-}
-
-/// Calls f(out_index, a_index, b_index) for every element of `out`.
-template <typename F>
-void for_each_broadcast(const Shape& out, const std::vector<int64_t>& sa,
-                        const std::vector<int64_t>& sb, F f) {
-  const int64_t n = count(out);
-  std::vector<int64_t> idx(out.size(), 0);
-  int64_t ia = 0, ib = 0;
-  for (int64_t o = 0; o < n; ++o) {
-    f(o, ia, ib);
-    for (size_t d = out.size(); d-- > 0;) {
-      if (++idx[d] < out[d]) {
-        ia += sa[d];
-        ib += sb[d];
-        break;
-      }
-      ia -= sa[d] * (out[d] - 1);
-      ib -= sb[d] * (out[d] - 1);
-      idx[d] = 0;
-    }
-  }
-}
-
-OpFn binary(uint8_t op, bool int_ok) {
-  return [op, int_ok](const OpCall& c) -> Outputs {
+/// Add, Sub, Mul, Div and variadic Max, Min, Sum, Mean (inputs folded left to right).
+OpFn binary(uint8_t op, bool int_ok, bool variadic = false, bool mean = false) {
+  return [=](const OpCall& c) -> HostOutputs {
     auto a = input(c, 0);
     if (!a) return a.error();
-    auto b = input(c, 1);
-    if (!b) return b.error();
-    if (int_ok) {
-      NPU_TRY(need_dtype(c, **a, {DType::kFloat32, DType::kInt32}));
-    } else {
-      NPU_TRY(need_dtype(c, **a, {DType::kFloat32}));
+    NPU_TRY(need_numeric(c, **a, int_ok));
+    const size_t n = variadic ? c.inputs.size() : 2;
+    NpyArray acc = **a;
+    for (size_t i = 1; i < n; ++i) {
+      auto b = input(c, i);
+      if (!b) return b.error();
+      auto r = binary_values(c, op, acc, **b);
+      if (!r) return r.error();
+      acc = std::move(*r);
     }
-    if ((*a)->dtype != (*b)->dtype) {
-      return op_error(c, std::string("inputs have different dtypes ") +
-                             format::dtype_name((*a)->dtype) + " and " +
-                             format::dtype_name((*b)->dtype));
-    }
-    auto shape = broadcast(c, (*a)->shape, (*b)->shape);
-    if (!shape) return shape.error();
-    NpyArray out = NpyArray::zeros((*a)->dtype, *shape);
-    const auto sa = broadcast_strides((*a)->shape, *shape);
-    const auto sb = broadcast_strides((*b)->shape, *shape);
-    if (out.dtype == DType::kFloat32) {
-      auto av = (*a)->view<float>();
-      auto bv = (*b)->view<float>();
-      auto ov = out.view<float>();
-      for_each_broadcast(*shape, sa, sb, [&](int64_t o, int64_t i, int64_t j) {
-        ov[o] = ref::eltwise(op, av[i], bv[j]);
-      });
-    } else {
-      auto av = (*a)->view<int32_t>();
-      auto bv = (*b)->view<int32_t>();
-      auto ov = out.view<int32_t>();
-      for_each_broadcast(*shape, sa, sb, [&](int64_t o, int64_t i, int64_t j) {
-        ov[o] = ref::eltwise_int(op, av[i], bv[j], NPU_DTYPE_INT32);
-      });
-    }
-    return std::vector<NpyArray>{std::move(out)};
+    if (!mean) return single(std::move(acc));
+    return dispatch(c, acc, [&]<typename T>(T) -> HostOutputs {
+      for (T& v : acc.view<T>()) v = static_cast<T>(v / static_cast<T>(n));
+      return single(std::move(acc));
+    });
   };
 }
 
-// ---- Softmax (ref::softmax_f32) ----
+/// Pow: X and Y any numeric dtypes; the result has X's dtype. float32 ^ float32 by
+/// ref::eltwise, other floating cases in double, integer ^ integer exactly with wrapping,
+/// integer ^ float truncated and saturated (NumPy's power then astype).
+HostOutputs pow_op(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  auto y = input(c, 1);
+  if (!y) return y.error();
+  NPU_TRY(need_numeric(c, **x, true));
+  NPU_TRY(need_numeric(c, **y, true, "exponent"));
+  auto shape = broadcast(c, (*x)->shape, (*y)->shape);
+  if (!shape) return shape.error();
+  NpyArray out = NpyArray::zeros((*x)->dtype, *shape);
+  const auto sx = broadcast_strides((*x)->shape, *shape);
+  const auto sy = broadcast_strides((*y)->shape, *shape);
+  const bool y_float = (*y)->dtype == DType::kFloat32 || (*y)->dtype == DType::kFloat64;
+  return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
+    auto xv = (*x)->view<T>();
+    auto ov = out.view<T>();
+    for_each_broadcast(*shape, sx, sy, [&](int64_t o, int64_t i, int64_t j) {
+      const double e = number_at(**y, j);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::is_same_v<T, float> && (*y)->dtype == DType::kFloat32) {
+          ov[o] = static_cast<T>(
+              ref::eltwise(NPU_ELTWISE_POW, static_cast<float>(xv[i]), static_cast<float>(e)));
+        } else {
+          ov[o] = static_cast<T>(std::pow(static_cast<double>(xv[i]), e));
+        }
+      } else if (!y_float) {
+        ov[o] = static_cast<T>(int_pow(static_cast<int64_t>(xv[i]), int_at(**y, j)));
+      } else {
+        const double p = std::trunc(std::pow(static_cast<double>(xv[i]), e));
+        constexpr auto lo = static_cast<double>(std::numeric_limits<T>::min());
+        constexpr auto hi = static_cast<double>(std::numeric_limits<T>::max());
+        ov[o] = std::isnan(p)
+                    ? T{0}
+                    : (p <= lo ? std::numeric_limits<T>::min()
+                               : (p >= hi ? std::numeric_limits<T>::max() : static_cast<T>(p)));
+      }
+    });
+    return single(std::move(out));
+  });
+}
 
+/// Clip: bounds from inputs 1 and 2 (opset >= 11, optional scalars of X's dtype) or from the
+/// min/max attributes (opset < 11). y = min(max(x, lo), hi).
+HostOutputs clip(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  NPU_TRY(need_numeric(c, **x, true));
+  std::optional<double> lo, hi;
+  struct Bound {
+    const char* name;
+    size_t index;
+    std::optional<double>* bound;
+  };
+  for (auto [name, index, bound] : {Bound{"min", 1, &lo}, Bound{"max", 2, &hi}}) {
+    if (c.attrs.contains(name)) {
+      auto v = float_attr(c, name, 0.0f);
+      if (!v) return v.error();
+      *bound = *v;
+    }
+    if (const NpyArray* b = optional_input(c, index)) {
+      if (b->dtype != (*x)->dtype) {
+        return op_error(c, std::string(name) + " dtype " + format::dtype_name(b->dtype) +
+                               " does not match input dtype " + format::dtype_name((*x)->dtype));
+      }
+      NPU_TRY(need_scalar(c, *b, name));
+      *bound = number_at(*b, 0);
+    }
+  }
+  return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
+    constexpr T kLow = std::numeric_limits<T>::lowest(), kHigh = std::numeric_limits<T>::max();
+    const T l = lo ? static_cast<T>(*lo) : kLow, h = hi ? static_cast<T>(*hi) : kHigh;
+    NpyArray out = **x;
+    for (T& v : out.view<T>()) {
+      if constexpr (std::is_same_v<T, float>) {
+        v = ref::activation(NPU_ACT_CLIP, v, l, h);
+      } else {
+        v = v < l ? l : v;
+        v = v > h ? h : v;
+      }
+    }
+    return single(std::move(out));
+  });
+}
+
+/// PRelu: slope broadcast unidirectionally to X; before opset 7 a 1-d slope of X.shape[1]
+/// values is per channel (axis 1).
+HostOutputs prelu(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  auto slope_in = input(c, 1);
+  if (!slope_in) return slope_in.error();
+  NPU_TRY(need_numeric(c, **x, true));
+  NpyArray slope = **slope_in;
+  const Shape& xs = (*x)->shape;
+  if (c.opset < 7 && xs.size() > 2 && slope.shape.size() == 1 && slope.shape[0] == xs[1]) {
+    slope.shape.resize(xs.size() - 1, 1);  // [C] -> [C, 1, ..., 1]
+  }
+  auto shape = broadcast(c, xs, slope.shape);
+  if (!shape) return shape.error();
+  if (*shape != xs) {
+    return op_error(c, "slope shape " + shape_text(slope.shape) +
+                           " does not broadcast to input shape " + shape_text(xs));
+  }
+  auto out = binary_values(c, NPU_ELTWISE_PRELU, **x, slope);
+  if (!out) return out.error();
+  return single(std::move(*out));
+}
+
+/// Dropout in inference: the input, and (second output) a mask of all true. training_mode
+/// true is not supported (random).
+HostOutputs dropout(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  if (const NpyArray* t = optional_input(c, 2)) {
+    NPU_TRY(need_scalar(c, *t, "training_mode"));
+    if (int_at(*t, 0) != 0) return op_error(c, "training_mode true is not supported");
+  }
+  std::vector<NpyArray> outs{**x};
+  if (c.num_outputs == 2) {
+    NpyArray mask = NpyArray::zeros(DType::kBool, (*x)->shape);
+    std::fill(mask.data.begin(), mask.data.end(), std::byte{1});
+    outs.push_back(std::move(mask));
+  }
+  return outs;
+}
+
+// ---- Softmax, LogSoftmax (ref::softmax_f32) ----
+
+/// opset >= 13: over one axis (default -1); opset < 13: over the input flattened to 2-D at
+/// `axis` (default 1), i.e. over all dims from axis on.
 OpFn softmax(bool log) {
-  return [log](const OpCall& c) -> Outputs {
+  return [log](const OpCall& c) -> HostOutputs {
     auto x = input(c, 0);
     if (!x) return x.error();
     NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
     const Shape& s = (*x)->shape;
     if (s.empty()) return op_error(c, "input is a scalar");
-    auto axis_attr = int_attr(c, "axis", -1);
+    const bool coerce_2d = c.opset < 13;
+    auto axis_attr = int_attr(c, "axis", coerce_2d ? 1 : -1);
     if (!axis_attr) return axis_attr.error();
     auto axis = norm_axis(c, *axis_attr, s.size());
     if (!axis) return axis.error();
-    int64_t outer = 1, inner = 1;
-    for (size_t i = 0; i < *axis; ++i) outer *= s[i];
-    for (size_t i = *axis + 1; i < s.size(); ++i) inner *= s[i];
-    const int64_t len = s[*axis];
+    int64_t outer = 1, len = 1, inner = 1;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (i < *axis) {
+        outer *= s[i];
+      } else if (i == *axis || coerce_2d) {
+        len *= s[i];
+      } else {
+        inner *= s[i];
+      }
+    }
     NpyArray out = **x;
-    if (count(s) == 0) return std::vector<NpyArray>{std::move(out)};
+    if (count(s) == 0) return single(std::move(out));
+    if (len > std::numeric_limits<uint32_t>::max() ||
+        outer > std::numeric_limits<uint32_t>::max()) {
+      return op_error(c, "dimension too large");
+    }
     auto in = (*x)->view<float>();
     auto ov = out.view<float>();
     if (inner == 1) {
       NPU_TRY(
           ref::softmax_f32(static_cast<uint32_t>(outer), static_cast<uint32_t>(len), in, ov, log));
-    } else {
-      std::vector<float> row(static_cast<size_t>(len));
-      for (int64_t o = 0; o < outer; ++o) {
-        for (int64_t i = 0; i < inner; ++i) {
-          const int64_t base = o * len * inner + i;
-          for (int64_t l = 0; l < len; ++l) row[l] = in[base + l * inner];
-          NPU_TRY(ref::softmax_f32(1, static_cast<uint32_t>(len), row, row, log));
-          for (int64_t l = 0; l < len; ++l) ov[base + l * inner] = row[l];
-        }
+      return single(std::move(out));
+    }
+    std::vector<float> row(static_cast<size_t>(len));
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * len * inner + i;
+        for (int64_t l = 0; l < len; ++l) row[l] = in[base + l * inner];
+        NPU_TRY(ref::softmax_f32(1, static_cast<uint32_t>(len), row, row, log));
+        for (int64_t l = 0; l < len; ++l) ov[base + l * inner] = row[l];
       }
     }
-    return std::vector<NpyArray>{std::move(out)};
+    return single(std::move(out));
   };
-}
-
-// ---- MatMul (ref::matmul_f32) ----
-
-Outputs matmul(const OpCall& c) {
-  auto a = input(c, 0);
-  if (!a) return a.error();
-  auto b = input(c, 1);
-  if (!b) return b.error();
-  NPU_TRY(need_dtype(c, **a, {DType::kFloat32}));
-  NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
-  Shape sa = (*a)->shape, sb = (*b)->shape;
-  if (sa.empty() || sb.empty()) return op_error(c, "inputs must have rank >= 1");
-  const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
-  if (a_vec) sa.insert(sa.begin(), 1);
-  if (b_vec) sb.push_back(1);
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  if (sb[sb.size() - 2] != k) {
-    return op_error(c, "shapes " + shape_text((*a)->shape) + " and " + shape_text((*b)->shape) +
-                           " do not match (inner dims " + std::to_string(k) + " and " +
-                           std::to_string(sb[sb.size() - 2]) + ")");
-  }
-  const Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
-  auto batch = broadcast(c, ba, bb);
-  if (!batch) return batch.error();
-  Shape out_shape = *batch;
-  if (!a_vec) out_shape.push_back(m);
-  if (!b_vec) out_shape.push_back(n);
-  NpyArray out = NpyArray::zeros(DType::kFloat32, out_shape);
-  if (m == 0 || n == 0 || count(*batch) == 0) return std::vector<NpyArray>{std::move(out)};
-  auto av = (*a)->view<float>();
-  auto bv = (*b)->view<float>();
-  auto ov = out.view<float>();
-  if (k == 0) return std::vector<NpyArray>{std::move(out)};  // sums of nothing
-  const auto st_a = broadcast_strides(ba, *batch);
-  const auto st_b = broadcast_strides(bb, *batch);
-  ref::MatmulShape ms;
-  ms.m = static_cast<uint32_t>(m);
-  ms.k = static_cast<uint32_t>(k);
-  ms.n = static_cast<uint32_t>(n);
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  Expected<void> status = ok();
-  for_each_broadcast(*batch, st_a, st_b, [&](int64_t o, int64_t i, int64_t j) {
-    if (!status) return;
-    status = ref::matmul_f32(ms, av.subspan(static_cast<size_t>(i * m * k), m * k),
-                             bv.subspan(static_cast<size_t>(j * k * n), k * n), {}, -kInf, kInf,
-                             ov.subspan(static_cast<size_t>(o * m * n), m * n));
-  });
-  if (!status) return op_error(c, status.error().message);
-  return std::vector<NpyArray>{std::move(out)};
 }
 
 // ---- shape ops ----
@@ -320,13 +424,13 @@ NpyArray with_shape(const NpyArray& x, Shape shape) {
   return out;
 }
 
-Outputs identity(const OpCall& c) {
+HostOutputs identity(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  return std::vector<NpyArray>{**x};
+  return single(**x);
 }
 
-Outputs reshape(const OpCall& c) {
+HostOutputs reshape(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
   auto s = input(c, 1);
@@ -342,8 +446,9 @@ Outputs reshape(const OpCall& c) {
   std::optional<size_t> infer;
   for (size_t i = 0; i < target.size(); ++i) {
     if (target[i] == 0 && !*allowzero) {
-      if (i >= in.size())
+      if (i >= in.size()) {
         return op_error(c, "shape has 0 at " + std::to_string(i) + " beyond the input rank");
+      }
       target[i] = in[i];
     }
     if (target[i] == -1) {
@@ -365,10 +470,10 @@ Outputs reshape(const OpCall& c) {
   if (count(target) != total) {
     return op_error(c, "cannot reshape " + shape_text(in) + " to " + shape_text(target));
   }
-  return std::vector<NpyArray>{with_shape(**x, target)};
+  return single(with_shape(**x, target));
 }
 
-Outputs flatten(const OpCall& c) {
+HostOutputs flatten(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
   auto axis_attr = int_attr(c, "axis", 1);
@@ -378,23 +483,13 @@ Outputs flatten(const OpCall& c) {
   if (!axis) return axis.error();
   int64_t outer = 1, inner = 1;
   for (size_t i = 0; i < s.size(); ++i) (i < *axis ? outer : inner) *= s[i];
-  return std::vector<NpyArray>{with_shape(**x, {outer, inner})};
+  return single(with_shape(**x, {outer, inner}));
 }
 
-template <typename T>
-Expected<void> transpose_as(const ref::Dims4& dims, const std::array<uint8_t, 4>& perm,
-                            const NpyArray& in, NpyArray& out) {
-  const size_t n = in.data.size() / sizeof(T);
-  return ref::transpose4<T>(dims, perm,
-                            std::span<const T>(reinterpret_cast<const T*>(in.data.data()), n),
-                            std::span<T>(reinterpret_cast<T*>(out.data.data()), n));
-}
-
-Outputs transpose(const OpCall& c) {
+HostOutputs transpose(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  const Shape& s = (*x)->shape;
-  const size_t rank = s.size();
+  const size_t rank = (*x)->shape.size();
   auto perm_attr = ints_attr(c, "perm");
   if (!perm_attr) return perm_attr.error();
   std::vector<int64_t> perm(rank);
@@ -403,94 +498,88 @@ Outputs transpose(const OpCall& c) {
   } else {
     for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
   }
-  if (perm.size() != rank)
-    return op_error(
-        c, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
-  if (rank > 4)
-    return op_error(c, "rank " + std::to_string(rank) + " is not supported (at most 4)");
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[p])
-      return op_error(c, "perm is not a permutation");
-    seen[p] = true;
-  }
-  // Pad to 4-d with leading 1s and run the reference 4-d transpose.
-  const size_t pad = 4 - rank;
-  ref::Dims4 dims{1, 1, 1, 1};
-  std::array<uint8_t, 4> p4{0, 1, 2, 3};
-  for (size_t i = 0; i < rank; ++i) {
-    if (s[i] > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
-    dims[pad + i] = static_cast<uint32_t>(s[i]);
-    p4[pad + i] = static_cast<uint8_t>(pad + perm[i]);
-  }
-  Shape out_shape(rank);
-  for (size_t i = 0; i < rank; ++i) out_shape[i] = s[perm[i]];
-  NpyArray out = NpyArray::zeros((*x)->dtype, out_shape);
-  if (count(s) == 0) return std::vector<NpyArray>{std::move(out)};
-  Expected<void> r = ok();
-  switch (format::dtype_size((*x)->dtype)) {
-    case 1:
-      r = transpose_as<uint8_t>(dims, p4, **x, out);
-      break;
-    case 2:
-      r = transpose_as<uint16_t>(dims, p4, **x, out);
-      break;
-    case 4:
-      r = transpose_as<uint32_t>(dims, p4, **x, out);
-      break;
-    default:
-      r = transpose_as<uint64_t>(dims, p4, **x, out);
-      break;
-  }
-  if (!r) return op_error(c, r.error().message);
-  return std::vector<NpyArray>{std::move(out)};
+  auto out = permute(c, **x, perm);
+  if (!out) return out.error();
+  return single(std::move(*out));
 }
 
-const std::map<std::string, OpFn, std::less<>>& registry() {
-  static const auto* ops = new std::map<std::string, OpFn, std::less<>>{
-      {"Relu", unary({NPU_ACT_RELU, 0, 0})},
-      {"Sigmoid", unary({NPU_ACT_SIGMOID, 0, 0})},
-      {"Tanh", unary({NPU_ACT_TANH, 0, 0})},
-      {"Exp", unary({NPU_ACT_EXP, 0, 0})},
-      {"Log", unary({NPU_ACT_LOG, 0, 0})},
-      {"Sqrt", unary({NPU_ACT_SQRT, 0, 0})},
-      {"Abs", unary({NPU_ACT_ABS, 0, 0})},
-      {"Neg", unary({NPU_ACT_NEG, 0, 0})},
-      {"Erf", unary({NPU_ACT_ERF, 0, 0})},
-      {"Reciprocal", unary({NPU_ACT_RECIPROCAL, 0, 0})},
-      {"Softplus", unary({NPU_ACT_SOFTPLUS, 0, 0})},
-      {"Gelu", unary({NPU_ACT_GELU, 0, 0})},
-      {"HardSwish", unary({NPU_ACT_HARDSWISH, 0, 0})},
-      {"LeakyRelu", unary({NPU_ACT_LEAKY_RELU, 0.01f, 0, "alpha"})},
-      {"Elu", unary({NPU_ACT_ELU, 1.0f, 0, "alpha"})},
-      {"HardSigmoid", unary({NPU_ACT_HARDSIGMOID, 0.2f, 0.5f, "alpha", "beta"})},
+}  // namespace
+
+const OpTable& elementwise_host_ops() {
+  static const OpTable ops{
+      {"Relu", unary({.func = NPU_ACT_RELU, .int_ok = true})},
+      {"Abs", unary({.func = NPU_ACT_ABS, .int_ok = true})},
+      {"Neg", unary({.func = NPU_ACT_NEG, .int_ok = true})},
+      {"Sign", unary({.func = kActSign, .int_ok = true})},
+      {"Sigmoid", unary({.func = NPU_ACT_SIGMOID})},
+      {"Tanh", unary({.func = NPU_ACT_TANH})},
+      {"Exp", unary({.func = NPU_ACT_EXP})},
+      {"Log", unary({.func = NPU_ACT_LOG})},
+      {"Sqrt", unary({.func = NPU_ACT_SQRT})},
+      {"Erf", unary({.func = NPU_ACT_ERF})},
+      {"Reciprocal", unary({.func = NPU_ACT_RECIPROCAL})},
+      {"Softplus", unary({.func = NPU_ACT_SOFTPLUS})},
+      {"Gelu", unary({.func = NPU_ACT_GELU})},
+      {"HardSwish", unary({.func = NPU_ACT_HARDSWISH})},
+      {"LeakyRelu", unary({.func = NPU_ACT_LEAKY_RELU, .alpha = 0.01f, .alpha_name = "alpha"})},
+      {"Elu", unary({.func = NPU_ACT_ELU, .alpha = 1.0f, .alpha_name = "alpha"})},
+      {"HardSigmoid", unary({.func = NPU_ACT_HARDSIGMOID,
+                             .alpha = 0.2f,
+                             .beta = 0.5f,
+                             .alpha_name = "alpha",
+                             .beta_name = "beta"})},
       {"Softmax", softmax(false)},
       {"LogSoftmax", softmax(true)},
       {"Add", binary(NPU_ELTWISE_ADD, true)},
       {"Sub", binary(NPU_ELTWISE_SUB, true)},
       {"Mul", binary(NPU_ELTWISE_MUL, true)},
       {"Div", binary(NPU_ELTWISE_DIV, true)},
-      {"Max", binary(NPU_ELTWISE_MAX, true)},
-      {"Min", binary(NPU_ELTWISE_MIN, true)},
-      {"Pow", binary(NPU_ELTWISE_POW, false)},
-      {"MatMul", matmul},
+      {"Max", binary(NPU_ELTWISE_MAX, true, /*variadic=*/true)},
+      {"Min", binary(NPU_ELTWISE_MIN, true, /*variadic=*/true)},
+      {"Sum", binary(NPU_ELTWISE_ADD, true, /*variadic=*/true)},
+      {"Mean", binary(NPU_ELTWISE_ADD, false, /*variadic=*/true, /*mean=*/true)},
+      {"Pow", pow_op},
+      {"Clip", clip},
+      {"PRelu", prelu},
       {"Reshape", reshape},
       {"Flatten", flatten},
       {"Transpose", transpose},
       {"Identity", identity},
+      {"Dropout", dropout},
   };
-  return *ops;
+  return ops;
+}
+
+}  // namespace detail
+
+namespace {
+
+std::array<const detail::OpTable*, 3> arithmetic_tables() {
+  return {&detail::elementwise_host_ops(), &detail::nn_host_ops(), &detail::quant_host_ops()};
+}
+
+const detail::OpFn* find_arithmetic(std::string_view op_type) {
+  for (const detail::OpTable* t : arithmetic_tables()) {
+    if (auto it = t->find(op_type); it != t->end()) return &it->second;
+  }
+  return nullptr;
 }
 
 }  // namespace
 
 bool host_op_supported(std::string_view op_type) {
-  return registry().find(op_type) != registry().end();
+  const auto& tensor = detail::tensor_host_ops();
+  return find_arithmetic(op_type) != nullptr || tensor.find(op_type) != tensor.end();
 }
 
 std::vector<std::string> host_op_names() {
   std::vector<std::string> names;
-  for (const auto& [name, fn] : registry()) names.push_back(name);
+  for (const detail::OpTable* t : arithmetic_tables()) {
+    for (const auto& [name, fn] : *t) names.push_back(name);
+  }
+  for (const auto& [name, fn] : detail::tensor_host_ops()) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
@@ -498,21 +587,36 @@ Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
                                                     std::string_view attributes,
                                                     std::span<const format::NpyArray* const> inputs,
                                                     size_t num_outputs) {
-  auto it = registry().find(op_type);
-  if (it == registry().end()) {
+  const detail::OpFn* fn = find_arithmetic(op_type);
+  const auto& tensor = detail::tensor_host_ops();
+  const auto tensor_it = tensor.find(op_type);
+  if (fn == nullptr && tensor_it == tensor.end()) {
     return make_error(ENOTSUP, "host op '" + std::string(op_type) + "' is not supported");
   }
-  const json attrs = json::parse(attributes.empty() ? std::string_view("{}") : attributes, nullptr,
-                                 /*allow_exceptions=*/false);
+  const detail::json attrs =
+      detail::json::parse(attributes.empty() ? std::string_view("{}") : attributes, nullptr,
+                          /*allow_exceptions=*/false);
   if (attrs.is_discarded() || !attrs.is_object()) {
     return make_error(EINVAL, std::string(op_type) + ": attributes are not a JSON object");
   }
-  for (const NpyArray* in : inputs) {
-    if (in == nullptr) continue;
-    if (auto r = format::check_npy(*in, std::string(op_type) + ": input"); !r) return r.error();
-  }
   try {
-    auto out = it->second(OpCall{std::string(op_type), attrs, inputs});
+    Expected<std::vector<format::NpyArray>> out = std::vector<format::NpyArray>{};
+    if (fn == nullptr) {
+      out = tensor_it->second(op_type, attrs, inputs, num_outputs);
+    } else {
+      for (const format::NpyArray* in : inputs) {
+        if (in == nullptr) continue;
+        NPU_TRY(format::check_npy(*in, std::string(op_type) + ": input"));
+      }
+      detail::OpCall call{std::string(op_type), attrs, inputs, num_outputs};
+      if (attrs.contains("_opset")) {
+        if (!attrs["_opset"].is_number_integer()) {
+          return make_error(EINVAL, std::string(op_type) + ": attribute _opset: not an integer");
+        }
+        call.opset = attrs["_opset"].get<int64_t>();
+      }
+      out = (*fn)(call);
+    }
     if (out && out->size() != num_outputs) {
       return make_error(EINVAL, std::string(op_type) + ": produces " + std::to_string(out->size()) +
                                     " outputs, " + std::to_string(num_outputs) + " expected");

@@ -1,17 +1,63 @@
 // Host ops: the operators a model package runs on the host (host segments, docs/package.md),
-// by ONNX op type, over NpyArray tensors. Each op is computed by the reference operators of
-// libnpuref (npu/ref/*.h), the same code the tests and the emulator's checks use, so "what an
-// operator means" is written once.
+// by ONNX op type, over NpyArray tensors, with ONNX semantics up to opset 17 (18 where an
+// attribute became an input). The compiler places on the host any node the device cannot
+// run, so every operator of its supported set is here. Each op is computed by the reference
+// operators of libnpuref (npu/ref/*.h) where one exists (convolution, matmul, pooling,
+// (de)quantization and requantization, softmax, activations, elementwise rules, transpose),
+// the same code the tests and the emulator's checks use, so "what an operator means" is
+// written once.
 //
-// Supported: Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Abs, Neg, Erf, Reciprocal, Softplus,
-// LeakyRelu (alpha), Elu (alpha), HardSigmoid (alpha, beta), HardSwish, Gelu (float32);
-// Softmax, LogSoftmax (axis, default -1; float32); Add, Sub, Mul, Div, Max, Min, Pow with
-// NumPy broadcasting (float32; Add/Sub/Mul/Div/Max/Min also int32); MatMul (float32, 1-D, 2-D
-// and batched with broadcast batch dims); Reshape (shape input int64, 0 and -1 as ONNX),
-// Flatten (axis), Transpose (perm, rank <= 4), Identity (any dtype).
+// Supported (float32 unless noted; "numeric" = float32, float64 and the integer dtypes):
+// - elementwise: Relu, Abs, Neg, Sign (also float64 and signed integers; integers wrap as
+//   NumPy), Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Reciprocal, Softplus, Gelu, HardSwish,
+//   LeakyRelu (alpha), Elu (alpha), HardSigmoid (alpha, beta); Add, Sub, Mul, Div (numeric,
+//   integer Div truncates, x / 0 = 0), Max, Min, Sum (numeric, variadic), Mean (float,
+//   variadic), Pow (numeric base and exponent, result in the base's dtype), all with NumPy
+//   broadcasting; Clip (numeric; min/max inputs 1 and 2, optional, or attributes before
+//   opset 11); PRelu (slope broadcast to X; opset < 7: a [C] slope is per channel);
+// - Softmax, LogSoftmax: opset >= 13 over one axis (default -1); before 13 over the input
+//   flattened to 2-D at axis (default 1);
+// - MatMul (1-D, 2-D, batched with broadcast batch dims); Gemm (alpha, beta, transA, transB,
+//   optional C broadcast to [M, N]);
+// - Conv (1-D and 2-D: strides, pads, dilations, group incl. depthwise, auto_pad
+//   NOTSET/VALID/SAME_UPPER/SAME_LOWER, kernel_shape, optional bias);
+// - MaxPool (float32, int8, uint8; any spatial rank; strides, pads, dilations, ceil_mode,
+//   auto_pad, storage_order; num_outputs 2 adds int64 Indices, flat over N*C*spatial),
+//   AveragePool (count_include_pad, ceil_mode, auto_pad, dilations), GlobalMaxPool,
+//   GlobalAveragePool. With ceil_mode a window may not start in the end padding; averages with
+//   count_include_pad divide by the positions inside the padded input;
+// - BatchNormalization (epsilon; training_mode 1 uses batch statistics and may output
+//   running_mean and running_var with momentum); Dropout (inference: identity, mask all true);
+// - ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1,
+//   ReduceL2 (float32, float64, int8, uint8, int32, int64; integer Mean/L2 truncate),
+//   ReduceLogSum, ReduceLogSumExp (float): axes from the attribute or from input 1, keepdims,
+//   noop_with_empty_axes;
+// - QuantizeLinear (float32 or int32 in; uint8 out unless the zero point is int8; per tensor
+//   or per axis with axis; round half to even, saturate), DequantizeLinear (int8, uint8, int32
+//   with zero point 0; per tensor or per axis);
+// - ConvInteger (int8/uint8 x and w, scalar x zero point, scalar or per-output-channel w zero
+//   point, int32 out), QLinearConv (per-tensor x and y, per-tensor or per-output-channel w,
+//   int32 bias), MatMulInteger (a zero point per tensor or per row, b per tensor or per
+//   column), QLinearMatMul (a per tensor or per row, b per tensor or per column, batched).
+//   Requantization multiplies the accumulator by float32(float32(s_x * s_w) / s_y) exactly
+//   and rounds half to even (ref::requantize), as ONNX's reference does in float64;
+// - Reshape (shape input int64, 0 and -1 as ONNX, allowzero), Flatten (axis), Transpose
+//   (perm, any rank), Identity (any dtype);
+// - the data-movement, shape and comparison ops of host_ops_tensor (Concat, Split, Gather,
+//   Slice, Pad, Tile, Expand, Squeeze, Unsqueeze, Cast, Shape, Size, Range, ConstantOfShape,
+//   Where, Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Floor, Ceil,
+//   Round).
+// Not supported: float16 arithmetic, 3-D convolution.
+//
+// Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
+// number, string -> JSON string, ints/floats/strings -> arrays of those, a TENSOR attribute
+// -> {"dtype": "float32", "dims": [..], "values": [..]} (dtype as format::dtype_name gives
+// it). The compiler adds "_opset": N, the model's opset of the default ONNX domain (17 when
+// absent); ops whose semantics changed between opsets follow it.
 //
 // Errors: lowercase one-liners naming the op, e.g. "host op 'Foo' is not supported",
-// "Add: shapes [2, 3] and [4] do not broadcast", "Softmax: dtype int8 is not supported".
+// "Add: shapes [2, 3] and [4] do not broadcast", "Softmax: dtype int8 is not supported",
+// "Conv: missing input 1", "MaxPool: attribute kernel_shape is required".
 // Threading/lifetime: pure functions.
 #pragma once
 

@@ -1,0 +1,484 @@
+// Shared helpers of the arithmetic host ops (see host_ops_common.h).
+#include "host_ops_common.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "npu/ref/transpose.h"
+
+namespace npu::detail {
+
+std::string shape_text(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+int64_t count(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+Error op_error(const OpCall& c, const std::string& what) {
+  return make_error(EINVAL, c.op + ": " + what);
+}
+
+Expected<const NpyArray*> input(const OpCall& c, size_t i) {
+  if (i >= c.inputs.size() || c.inputs[i] == nullptr) {
+    return op_error(c, "missing input " + std::to_string(i));
+  }
+  return c.inputs[i];
+}
+
+const NpyArray* optional_input(const OpCall& c, size_t i) {
+  return i < c.inputs.size() ? c.inputs[i] : nullptr;
+}
+
+Expected<void> need_dtype(const OpCall& c, const NpyArray& a, std::initializer_list<DType> ok,
+                          const char* what) {
+  if (std::find(ok.begin(), ok.end(), a.dtype) != ok.end()) return npu::ok();
+  return op_error(c, std::string(what ? what : "") + (what ? " " : "") + "dtype " +
+                         format::dtype_name(a.dtype) + " is not supported");
+}
+
+Expected<void> need_numeric(const OpCall& c, const NpyArray& a, bool int_ok, const char* what) {
+  if (!int_ok) return need_dtype(c, a, {DType::kFloat32, DType::kFloat64}, what);
+  return need_dtype(c, a,
+                    {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUint8, DType::kInt16,
+                     DType::kUint16, DType::kInt32, DType::kUint32, DType::kInt64, DType::kUint64},
+                    what);
+}
+
+Expected<void> need_scalar(const OpCall& c, const NpyArray& a, const char* what) {
+  if (a.num_elements() == 1) return npu::ok();
+  return op_error(c,
+                  std::string(what) + " must have one element, got shape " + shape_text(a.shape));
+}
+
+Expected<int64_t> int_attr(const OpCall& c, const char* name, int64_t def) {
+  if (!c.attrs.contains(name)) return def;
+  const json& v = c.attrs[name];
+  if (!v.is_number_integer()) {
+    return op_error(c, std::string("attribute ") + name + ": not an integer");
+  }
+  return v.get<int64_t>();
+}
+
+Expected<float> float_attr(const OpCall& c, const char* name, float def) {
+  if (!c.attrs.contains(name)) return def;
+  const json& v = c.attrs[name];
+  if (!v.is_number()) return op_error(c, std::string("attribute ") + name + ": not a number");
+  return v.get<float>();
+}
+
+Expected<std::string> string_attr(const OpCall& c, const char* name, const char* def) {
+  if (!c.attrs.contains(name)) return std::string(def);
+  const json& v = c.attrs[name];
+  if (!v.is_string()) return op_error(c, std::string("attribute ") + name + ": not a string");
+  return v.get<std::string>();
+}
+
+Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name) {
+  if (!c.attrs.contains(name)) return std::optional<std::vector<int64_t>>{};
+  const json& v = c.attrs[name];
+  if (!v.is_array()) return op_error(c, std::string("attribute ") + name + ": not a list");
+  std::vector<int64_t> out;
+  for (const json& e : v) {
+    if (!e.is_number_integer()) {
+      return op_error(c, std::string("attribute ") + name + ": not a list of integers");
+    }
+    out.push_back(e.get<int64_t>());
+  }
+  return std::optional<std::vector<int64_t>>{std::move(out)};
+}
+
+Expected<size_t> norm_axis(const OpCall& c, int64_t axis, size_t rank, bool inclusive) {
+  const auto r = static_cast<int64_t>(rank) + (inclusive ? 1 : 0);
+  const int64_t a = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+  if (a < 0 || a >= r) {
+    return op_error(
+        c, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  }
+  return static_cast<size_t>(a);
+}
+
+namespace {
+template <typename T>
+T element(const NpyArray& a, int64_t i) {
+  T v;
+  std::memcpy(&v, a.data.data() + static_cast<size_t>(i) * sizeof(T), sizeof(T));
+  return v;
+}
+}  // namespace
+
+double number_at(const NpyArray& a, int64_t i) {
+  switch (a.dtype) {
+    case DType::kFloat32:
+      return element<float>(a, i);
+    case DType::kFloat64:
+      return element<double>(a, i);
+    default:
+      return static_cast<double>(int_at(a, i));
+  }
+}
+
+int64_t int_at(const NpyArray& a, int64_t i) {
+  switch (a.dtype) {
+    case DType::kBool:
+    case DType::kUint8:
+      return element<uint8_t>(a, i);
+    case DType::kInt8:
+      return element<int8_t>(a, i);
+    case DType::kInt16:
+      return element<int16_t>(a, i);
+    case DType::kUint16:
+      return element<uint16_t>(a, i);
+    case DType::kInt32:
+      return element<int32_t>(a, i);
+    case DType::kUint32:
+      return element<uint32_t>(a, i);
+    case DType::kInt64:
+      return element<int64_t>(a, i);
+    case DType::kUint64:
+      return static_cast<int64_t>(element<uint64_t>(a, i));
+    case DType::kFloat32:
+    case DType::kFloat64: {
+      const double v = number_at(a, i);
+      return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
+    }
+    default:
+      return 0;
+  }
+}
+
+Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) {
+      return op_error(c, "shapes " + shape_text(a) + " and " + shape_text(b) + " do not broadcast");
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out) {
+  std::vector<int64_t> st(out.size(), 0);
+  int64_t acc = 1;
+  for (size_t i = s.size(); i-- > 0;) {
+    const size_t o = i + (out.size() - s.size());
+    st[o] = s[i] == 1 ? 0 : acc;
+    acc *= s[i];
+  }
+  return st;
+}
+
+// ---- layout ----
+
+namespace {
+template <typename T>
+Expected<void> transpose_as(const ref::Dims4& dims, const std::array<uint8_t, 4>& perm,
+                            const NpyArray& in, NpyArray& out) {
+  const size_t n = in.data.size() / sizeof(T);
+  return ref::transpose4<T>(dims, perm,
+                            std::span<const T>(reinterpret_cast<const T*>(in.data.data()), n),
+                            std::span<T>(reinterpret_cast<T*>(out.data.data()), n));
+}
+
+/// permute() beyond rank 4 (the reference transpose's): one element copy per output index.
+NpyArray permute_any_rank(const NpyArray& x, const std::vector<int64_t>& perm) {
+  const size_t rank = perm.size();
+  const size_t es = format::dtype_size(x.dtype);
+  Shape out_shape(rank);
+  std::vector<int64_t> in_strides(rank), src_strides(rank);
+  int64_t acc = 1;
+  for (size_t d = rank; d-- > 0;) {
+    in_strides[d] = acc;
+    acc *= x.shape[d];
+  }
+  for (size_t d = 0; d < rank; ++d) {
+    out_shape[d] = x.shape[static_cast<size_t>(perm[d])];
+    src_strides[d] = in_strides[static_cast<size_t>(perm[d])];
+  }
+  NpyArray out = NpyArray::zeros(x.dtype, out_shape);
+  for_each_broadcast(out_shape, src_strides, src_strides, [&](int64_t o, int64_t i, int64_t) {
+    std::memcpy(out.data.data() + static_cast<size_t>(o) * es,
+                x.data.data() + static_cast<size_t>(i) * es, es);
+  });
+  return out;
+}
+
+}  // namespace
+
+Expected<NpyArray> permute(const OpCall& c, const NpyArray& x, const std::vector<int64_t>& perm) {
+  const Shape& s = x.shape;
+  const size_t rank = s.size();
+  if (perm.size() != rank) {
+    return op_error(
+        c, "perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) {
+      return op_error(c, "perm is not a permutation");
+    }
+    seen[static_cast<size_t>(p)] = true;
+  }
+  if (rank > 4) return permute_any_rank(x, perm);
+  // Pad to 4-d with leading 1s and run the reference 4-d transpose.
+  const size_t pad = 4 - rank;
+  ref::Dims4 dims{1, 1, 1, 1};
+  std::array<uint8_t, 4> p4{0, 1, 2, 3};
+  for (size_t i = 0; i < rank; ++i) {
+    if (s[i] > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
+    dims[pad + i] = static_cast<uint32_t>(s[i]);
+    p4[pad + i] = static_cast<uint8_t>(pad + static_cast<size_t>(perm[i]));
+  }
+  Shape out_shape(rank);
+  for (size_t i = 0; i < rank; ++i) out_shape[i] = s[static_cast<size_t>(perm[i])];
+  NpyArray out = NpyArray::zeros(x.dtype, out_shape);
+  if (count(s) == 0) return out;
+  Expected<void> r = ok();
+  switch (format::dtype_size(x.dtype)) {
+    case 1:
+      r = transpose_as<uint8_t>(dims, p4, x, out);
+      break;
+    case 2:
+      r = transpose_as<uint16_t>(dims, p4, x, out);
+      break;
+    case 4:
+      r = transpose_as<uint32_t>(dims, p4, x, out);
+      break;
+    default:
+      r = transpose_as<uint64_t>(dims, p4, x, out);
+      break;
+  }
+  if (!r) return op_error(c, r.error().message);
+  return out;
+}
+
+// ---- matmul ----
+
+Expected<MatmulGeometry> matmul_geometry(const OpCall& c, const Shape& a_shape,
+                                         const Shape& b_shape) {
+  Shape sa = a_shape, sb = b_shape;
+  if (sa.empty() || sb.empty()) return op_error(c, "inputs must have rank >= 1");
+  const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+  if (a_vec) sa.insert(sa.begin(), 1);
+  if (b_vec) sb.push_back(1);
+  MatmulGeometry g;
+  g.m = sa[sa.size() - 2];
+  g.k = sa.back();
+  g.n = sb.back();
+  if (sb[sb.size() - 2] != g.k) {
+    return op_error(c, "shapes " + shape_text(a_shape) + " and " + shape_text(b_shape) +
+                           " do not match (inner dims " + std::to_string(g.k) + " and " +
+                           std::to_string(sb[sb.size() - 2]) + ")");
+  }
+  const Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
+  auto batch = broadcast(c, ba, bb);
+  if (!batch) return batch.error();
+  g.batch = *batch;
+  g.a_strides = broadcast_strides(ba, g.batch);
+  g.b_strides = broadcast_strides(bb, g.batch);
+  g.out_shape = g.batch;
+  if (!a_vec) g.out_shape.push_back(g.m);
+  if (!b_vec) g.out_shape.push_back(g.n);
+  for (int64_t d : {g.m, g.k, g.n}) {
+    if (d > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
+  }
+  return g;
+}
+
+// ---- convolution and pooling geometry ----
+
+Expected<AutoPad> auto_pad_attr(const OpCall& c) {
+  auto s = string_attr(c, "auto_pad", "NOTSET");
+  if (!s) return s.error();
+  if (*s == "NOTSET" || s->empty()) return AutoPad::kNotSet;
+  if (*s == "VALID") return AutoPad::kValid;
+  if (*s == "SAME_UPPER") return AutoPad::kSameUpper;
+  if (*s == "SAME_LOWER") return AutoPad::kSameLower;
+  return op_error(c, "attribute auto_pad: unknown value '" + *s + "'");
+}
+
+PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                       int64_t begin, int64_t end, bool ceil_mode) {
+  const int64_t eff = dilation * (kernel - 1) + 1;
+  PadResult r;
+  if (mode == AutoPad::kSameUpper || mode == AutoPad::kSameLower) {
+    r.out = (in + stride - 1) / stride;
+    const int64_t total = std::max<int64_t>(0, (r.out - 1) * stride + eff - in);
+    const int64_t small = total / 2;
+    r.begin = mode == AutoPad::kSameUpper ? small : total - small;
+    r.end = total - r.begin;
+    return r;
+  }
+  if (mode == AutoPad::kValid) begin = end = 0;
+  r.begin = begin;
+  r.end = end;
+  const int64_t span = in + begin + end - eff;
+  if (span < 0) return r;  // out = 0: the window does not fit
+  r.out = span / stride + 1;
+  if (ceil_mode && span % stride != 0) {
+    r.out += 1;
+    // A window may not start in the end padding (ONNX's reference and PyTorch).
+    if ((r.out - 1) * stride >= in + begin) r.out -= 1;
+  }
+  return r;
+}
+
+Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,
+                                     const std::vector<int64_t>& kernel_from_weights) {
+  SpatialAttrs a;
+  auto ks = ints_attr(c, "kernel_shape");
+  if (!ks) return ks.error();
+  if (*ks) {
+    a.kernel = **ks;
+    if (!kernel_from_weights.empty() && a.kernel != kernel_from_weights) {
+      return op_error(c, "attribute kernel_shape " + shape_text(a.kernel) +
+                             " does not match the weights' " + shape_text(kernel_from_weights));
+    }
+  } else if (!kernel_from_weights.empty()) {
+    a.kernel = kernel_from_weights;
+  } else {
+    return op_error(c, "attribute kernel_shape is required");
+  }
+  struct Spec {
+    const char* name;
+    std::vector<int64_t>* out;
+    size_t size;
+    int64_t def;
+    int64_t min;
+  };
+  for (const Spec& s :
+       {Spec{"strides", &a.strides, rank, 1, 1}, Spec{"dilations", &a.dilations, rank, 1, 1},
+        Spec{"pads", &a.pads, 2 * rank, 0, 0}}) {
+    auto v = ints_attr(c, s.name);
+    if (!v) return v.error();
+    *s.out = *v ? **v : std::vector<int64_t>(s.size, s.def);
+    if (s.out->size() != s.size) {
+      return op_error(c, std::string("attribute ") + s.name + " has " +
+                             std::to_string(s.out->size()) + " values, expected " +
+                             std::to_string(s.size));
+    }
+    for (int64_t x : *s.out) {
+      if (x < s.min) {
+        return op_error(c, std::string("attribute ") + s.name + ": value " + std::to_string(x) +
+                               " must be >= " + std::to_string(s.min));
+      }
+    }
+  }
+  if (a.kernel.size() != rank) {
+    return op_error(c, "attribute kernel_shape has " + std::to_string(a.kernel.size()) +
+                           " values, expected " + std::to_string(rank));
+  }
+  for (int64_t k : a.kernel) {
+    if (k < 1)
+      return op_error(c, "attribute kernel_shape: value " + std::to_string(k) + " must be >= 1");
+  }
+  return a;
+}
+
+Expected<ConvGeometry> conv_geometry(const OpCall& c, const Shape& x, const Shape& w) {
+  if (x.size() < 3) return op_error(c, "input must have rank >= 3, got " + shape_text(x));
+  const size_t rank = x.size() - 2;
+  if (rank > 2) {
+    return op_error(c, std::to_string(rank) + "-d convolution is not supported (1-d and 2-d)");
+  }
+  if (w.size() != x.size()) {
+    return op_error(
+        c, "weights " + shape_text(w) + " do not match input rank " + std::to_string(x.size()));
+  }
+  auto group = int_attr(c, "group", 1);
+  if (!group) return group.error();
+  if (*group < 1) return op_error(c, "attribute group must be >= 1");
+  if (w[0] < 1 || w[0] % *group != 0 || x[1] != w[1] * *group) {
+    return op_error(c, "weights " + shape_text(w) + " do not match input " + shape_text(x) +
+                           " with group " + std::to_string(*group));
+  }
+  auto attrs = spatial_attrs(c, rank, Shape(w.begin() + 2, w.end()));
+  if (!attrs) return attrs.error();
+  auto mode = auto_pad_attr(c);
+  if (!mode) return mode.error();
+  ConvGeometry g;
+  g.out_shape = {x[0], w[0]};
+  std::vector<PadResult> pads(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    pads[d] = resolve_pads(*mode, x[2 + d], attrs->kernel[d], attrs->strides[d],
+                           attrs->dilations[d], attrs->pads[d], attrs->pads[rank + d], false);
+    if (pads[d].out < 1) {
+      return op_error(
+          c, "kernel " + shape_text(attrs->kernel) + " does not fit input " + shape_text(x));
+    }
+    g.out_shape.push_back(pads[d].out);
+  }
+  for (int64_t v : x) {
+    if (v > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
+  }
+  for (const PadResult& p : pads) {
+    if (p.begin > std::numeric_limits<uint32_t>::max() ||
+        p.end > std::numeric_limits<uint32_t>::max()) {
+      return op_error(c, "padding too large");
+    }
+  }
+  auto u = [](int64_t v) { return static_cast<uint32_t>(v); };
+  ref::Conv2dShape& s = g.s;
+  const size_t wd = rank - 1;  // spatial index of the width (1-d: height 1)
+  s.batch = u(x[0]);
+  s.in_c = u(x[1]);
+  s.out_c = u(w[0]);
+  s.groups = u(*group);
+  s.in_w = u(x[2 + wd]);
+  s.out_w = u(pads[wd].out);
+  s.k_w = u(attrs->kernel[wd]);
+  s.stride_w = u(attrs->strides[wd]);
+  s.dil_w = u(attrs->dilations[wd]);
+  s.pad_left = u(pads[wd].begin);
+  s.pad_right = u(pads[wd].end);
+  if (rank == 2) {
+    s.in_h = u(x[2]);
+    s.out_h = u(pads[0].out);
+    s.k_h = u(attrs->kernel[0]);
+    s.stride_h = u(attrs->strides[0]);
+    s.dil_h = u(attrs->dilations[0]);
+    s.pad_top = u(pads[0].begin);
+    s.pad_bottom = u(pads[0].end);
+  }
+  return g;
+}
+
+namespace {
+NpyArray reshaped(const NpyArray& a, Shape shape) {
+  NpyArray out = a;
+  out.shape = std::move(shape);
+  return out;
+}
+}  // namespace
+
+Expected<NpyArray> conv_input_nhwc(const OpCall& c, const NpyArray& x, const ConvGeometry& g) {
+  const ref::Conv2dShape& s = g.s;
+  return permute(c, reshaped(x, {s.batch, s.in_c, s.in_h, s.in_w}), {0, 2, 3, 1});
+}
+
+Expected<NpyArray> conv_weights_ohwi(const OpCall& c, const NpyArray& w, const ConvGeometry& g) {
+  const ref::Conv2dShape& s = g.s;
+  return permute(c, reshaped(w, {s.out_c, s.in_c / s.groups, s.k_h, s.k_w}), {0, 2, 3, 1});
+}
+
+Expected<NpyArray> conv_output_nchw(const OpCall& c, const NpyArray& y_nhwc,
+                                    const ConvGeometry& g) {
+  auto y = permute(c, y_nhwc, {0, 3, 1, 2});
+  if (!y) return y.error();
+  y->shape = g.out_shape;
+  return y;
+}
+
+}  // namespace npu::detail

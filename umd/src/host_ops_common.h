@@ -1,0 +1,202 @@
+// Private: what the arithmetic host-op files share (host_ops.cpp: the public entry points,
+// elementwise, softmax and shape ops; host_ops_nn.cpp: matmul, Gemm, convolution, pooling,
+// normalization and reductions; host_ops_quant.cpp: the quantized operators). Each file
+// exposes one table by ONNX op type; run_host_op() (npu/host_ops.h) looks an op up in them
+// and in detail::tensor_host_ops(). Every helper reports errors as "<op>: <what>".
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "npu/expected.h"
+#include "npu/format/npy.h"
+#include "npu/ref/conv.h"
+#include "npu/ref/tensor.h"
+
+namespace npu::detail {
+
+using format::DType;
+using format::NpyArray;
+using json = nlohmann::json;
+using Shape = std::vector<int64_t>;
+using HostOutputs = Expected<std::vector<NpyArray>>;
+
+/// The opset assumed when the attributes carry no "_opset".
+inline constexpr int64_t kDefaultOpset = 17;
+
+/// One call of a host op: attributes (a JSON object), inputs in ONNX order (nullptr =
+/// omitted optional input), the number of outputs wanted and the model's opset.
+struct OpCall {
+  std::string op;
+  const json& attrs;
+  std::span<const NpyArray* const> inputs;
+  size_t num_outputs = 1;
+  int64_t opset = kDefaultOpset;
+};
+using OpFn = std::function<HostOutputs(const OpCall&)>;
+using OpTable = std::map<std::string, OpFn, std::less<>>;
+
+/// The per-file tables.
+const OpTable& elementwise_host_ops();  // host_ops.cpp
+const OpTable& nn_host_ops();           // host_ops_nn.cpp
+const OpTable& quant_host_ops();        // host_ops_quant.cpp
+
+// ---- errors, inputs, attributes ----
+
+std::string shape_text(const Shape& s);
+int64_t count(const Shape& s);
+Error op_error(const OpCall& c, const std::string& what);
+/// Input i, or an error when it is absent.
+Expected<const NpyArray*> input(const OpCall& c, size_t i);
+/// Input i or nullptr when omitted.
+const NpyArray* optional_input(const OpCall& c, size_t i);
+/// Error "<op>: <what> dtype X is not supported" unless a.dtype is in `ok` (`what` defaults
+/// to nothing, e.g. "x_zero_point").
+Expected<void> need_dtype(const OpCall& c, const NpyArray& a, std::initializer_list<DType> ok,
+                          const char* what = nullptr);
+/// Error unless `a` has exactly one element; `what` names it ("min").
+Expected<void> need_scalar(const OpCall& c, const NpyArray& a, const char* what);
+Expected<int64_t> int_attr(const OpCall& c, const char* name, int64_t def);
+Expected<float> float_attr(const OpCall& c, const char* name, float def);
+Expected<std::string> string_attr(const OpCall& c, const char* name, const char* def);
+Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name);
+/// axis in [-rank, rank) (or [-rank-1, rank] with `inclusive`) made non-negative.
+Expected<size_t> norm_axis(const OpCall& c, int64_t axis, size_t rank, bool inclusive = false);
+inline HostOutputs single(NpyArray a) {
+  return std::vector<NpyArray>{std::move(a)};
+}
+
+// ---- typed element access ----
+
+/// Element i of an integer or float tensor as double / as int64 (floats truncate).
+double number_at(const NpyArray& a, int64_t i);
+int64_t int_at(const NpyArray& a, int64_t i);
+
+/// Runs f(T{}) for the element type T of `a`: any numeric dtype but float16 (float, double,
+/// int8..int64, uint8..uint64). bool and float16 give "<op>: dtype X is not supported". Callers
+/// narrow the accepted dtypes with need_dtype() first; f must compile for every T.
+template <typename F>
+HostOutputs dispatch(const OpCall& c, const NpyArray& a, F&& f) {
+  switch (a.dtype) {
+    case DType::kFloat32:
+      return f(float{});
+    case DType::kFloat64:
+      return f(double{});
+    case DType::kInt8:
+      return f(int8_t{});
+    case DType::kUint8:
+      return f(uint8_t{});
+    case DType::kInt16:
+      return f(int16_t{});
+    case DType::kUint16:
+      return f(uint16_t{});
+    case DType::kInt32:
+      return f(int32_t{});
+    case DType::kUint32:
+      return f(uint32_t{});
+    case DType::kInt64:
+      return f(int64_t{});
+    case DType::kUint64:
+      return f(uint64_t{});
+    default:
+      return op_error(c, std::string("dtype ") + format::dtype_name(a.dtype) + " is not supported");
+  }
+}
+
+/// Error unless `a` is float32 or float64 (`int_ok`: or any integer dtype, bool excluded).
+Expected<void> need_numeric(const OpCall& c, const NpyArray& a, bool int_ok,
+                            const char* what = nullptr);
+
+// ---- NumPy broadcasting ----
+
+Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b);
+/// Element strides of `s` seen as `out` (0 along broadcast dims).
+std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out);
+
+/// Calls f(out_index, a_index, b_index) for every element of `out`.
+template <typename F>
+void for_each_broadcast(const Shape& out, const std::vector<int64_t>& sa,
+                        const std::vector<int64_t>& sb, F f) {
+  const int64_t n = count(out);
+  std::vector<int64_t> idx(out.size(), 0);
+  int64_t ia = 0, ib = 0;
+  for (int64_t o = 0; o < n; ++o) {
+    f(o, ia, ib);
+    for (size_t d = out.size(); d-- > 0;) {
+      if (++idx[d] < out[d]) {
+        ia += sa[d];
+        ib += sb[d];
+        break;
+      }
+      ia -= sa[d] * (out[d] - 1);
+      ib -= sb[d] * (out[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+// ---- layout ----
+
+/// `x` (any rank and dtype) transposed: output axis d is input axis perm[d].
+Expected<NpyArray> permute(const OpCall& c, const NpyArray& x, const std::vector<int64_t>& perm);
+
+// ---- (batched) matrix multiply geometry, shared by MatMul and the integer matmuls ----
+
+/// ONNX MatMul shapes: 1-D operands promoted (and their unit dim dropped from the output),
+/// batch dims broadcast.
+struct MatmulGeometry {
+  int64_t m = 0, k = 0, n = 0;
+  Shape batch;                     // broadcast batch dims
+  std::vector<int64_t> a_strides;  // batch strides of A / B seen as `batch` (in matrices)
+  std::vector<int64_t> b_strides;
+  Shape out_shape;
+};
+Expected<MatmulGeometry> matmul_geometry(const OpCall& c, const Shape& a, const Shape& b);
+
+// ---- convolution geometry, shared by Conv, ConvInteger and QLinearConv ----
+
+/// X [N, C, spatial...] and W [M, C / group, kernel...] with the attributes auto_pad, pads,
+/// strides, dilations, group and kernel_shape, as the 2-D reference convolution sees them
+/// (1-D convolutions have height 1), plus the ONNX output shape [N, M, spatial...].
+struct ConvGeometry {
+  ref::Conv2dShape s;
+  Shape out_shape;
+};
+Expected<ConvGeometry> conv_geometry(const OpCall& c, const Shape& x, const Shape& w);
+
+/// ONNX layouts to and from the reference's: X NC(H)W -> NHWC, W MC(H)W -> MHWC, Y NHWC -> NCHW.
+Expected<NpyArray> conv_input_nhwc(const OpCall& c, const NpyArray& x, const ConvGeometry& g);
+Expected<NpyArray> conv_weights_ohwi(const OpCall& c, const NpyArray& w, const ConvGeometry& g);
+Expected<NpyArray> conv_output_nchw(const OpCall& c, const NpyArray& y_nhwc, const ConvGeometry& g);
+
+/// "auto_pad" and explicit "pads" resolved for one spatial dim: output size and the pads
+/// before/after. Shared by convolution and pooling.
+struct PadResult {
+  int64_t out = 0, begin = 0, end = 0;
+};
+enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
+Expected<AutoPad> auto_pad_attr(const OpCall& c);
+/// Floor (or, with ceil_mode, ceil with windows starting in the end padding dropped) of
+/// (in + begin + end - dilation * (kernel - 1) - 1) / stride + 1; SAME_* give ceil(in /
+/// stride) and split the needed padding, the odd one at the end (UPPER) or start (LOWER).
+PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                       int64_t begin, int64_t end, bool ceil_mode);
+
+/// Spatial attributes (strides, dilations, pads, kernel_shape) checked against `rank`
+/// (absent: 1s / 0s; pads 2 * rank, begins then ends).
+struct SpatialAttrs {
+  std::vector<int64_t> kernel, strides, dilations, pads;
+};
+Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,
+                                     const std::vector<int64_t>& kernel_from_weights);
+
+}  // namespace npu::detail
