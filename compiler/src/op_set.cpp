@@ -76,6 +76,21 @@ const std::vector<OpInfo>& supported_ops() {
       {"Floor", OpClass::kHostOnly},
       {"Ceil", OpClass::kHostOnly},
       {"ReduceProd", OpClass::kHostOnly},
+      {"ReduceSumSquare", OpClass::kHostOnly},
+      {"ReduceL1", OpClass::kHostOnly},
+      {"ReduceL2", OpClass::kHostOnly},
+      {"ReduceLogSum", OpClass::kHostOnly},
+      {"ReduceLogSumExp", OpClass::kHostOnly},
+      {"LessOrEqual", OpClass::kHostOnly},
+      {"GreaterOrEqual", OpClass::kHostOnly},
+      {"And", OpClass::kHostOnly},
+      {"Or", OpClass::kHostOnly},
+      {"Xor", OpClass::kHostOnly},
+      {"Round", OpClass::kHostOnly},
+      {"Sign", OpClass::kHostOnly},
+      {"Tile", OpClass::kHostOnly},
+      {"Sum", OpClass::kHostOnly},
+      {"Mean", OpClass::kHostOnly},
   };
   return ops;
 }

@@ -539,7 +539,9 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
       // Chain: node -> [bias add] -> [activation], through host-only temporaries.
       const Value& out = g.value(n.outputs[0]);
       std::vector<std::string> outs;
-      for (ValueId v : n.outputs) {
+      std::vector<ValueId> node_outs = n.outputs;
+      while (node_outs.size() > 1 && node_outs.back() < 0) node_outs.pop_back();  // unused tail
+      for (ValueId v : node_outs) {
         if (v >= 0) pb.touch(v);
         outs.push_back(v >= 0 ? g.value(v).name : g.unique_name(n.name + "/unused"));
       }
