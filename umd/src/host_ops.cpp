@@ -346,14 +346,22 @@ HostOutputs prelu(const OpCall& c) {
   return single(std::move(*out));
 }
 
-/// Dropout in inference: the input, and (second output) a mask of all true. training_mode
-/// true is not supported (random).
+/// Dropout in inference (or training with ratio 0): the input, and (second output) a mask of
+/// all true. Training mode with a ratio above 0 is random, so it is refused.
 HostOutputs dropout(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
   if (const NpyArray* t = optional_input(c, 2)) {
     NPU_TRY(need_scalar(c, *t, "training_mode"));
-    if (int_at(*t, 0) != 0) return op_error(c, "training_mode true is not supported");
+    double ratio = 0.5;
+    if (const NpyArray* r = optional_input(c, 1)) {
+      NPU_TRY(need_scalar(c, *r, "ratio"));
+      ratio = number_at(*r, 0);
+    }
+    if (int_at(*t, 0) != 0 && ratio != 0.0) {
+      return op_error(c, "training_mode with ratio " + std::to_string(ratio) +
+                             " drops random elements (not reproducible)");
+    }
   }
   std::vector<NpyArray> outs{**x};
   if (c.num_outputs == 2) {
