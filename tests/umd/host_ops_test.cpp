@@ -639,7 +639,10 @@ TEST(HostOpsMisc, TransposeRankFiveAndDropout) {
   EXPECT_EQ(out<bool>(d, {1, 2, 2, 1, 1}, 1), (std::vector<bool>{true, true, true, true}));
   const NpyArray train = scalar<bool>(true);
   EXPECT_EQ(err(run("Dropout", "{}", {&x, nullptr, &train})),
-            "Dropout: training_mode true is not supported");
+            "Dropout: training_mode with ratio 0.500000 drops random elements (not reproducible)");
+  const NpyArray zero = scalar<float>(0.0f);
+  const auto t0 = run("Dropout", "{}", {&x, &zero, &train}, 2);
+  EXPECT_EQ(out<float>(t0, {1, 2, 2, 1, 1}), (std::vector<float>{1, 2, 3, 4}));
 }
 
 }  // namespace
