@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "lower/lower.h"
+#include "npu/compiler/quantize.h"
 
 namespace npu::compiler {
 
@@ -31,6 +34,35 @@ bool parameter_slot(const Node& n, size_t i) {
   return false;
 }
 
+/// The default pipeline's passes up to and including `last` (first), and the rest (second).
+std::pair<PassManager, PassManager> split_pipeline(std::string_view last) {
+  std::pair<PassManager, PassManager> halves;
+  bool second = false;
+  for (const PassInfo& p : registered_passes()) {
+    (second ? halves.second : halves.first).add(create_pass(p.name));
+    second = second || p.name == last;
+  }
+  return halves;
+}
+
+/// Passes up to fuse-activation, calibration of the fused float graph, int8 rewrite, the
+/// remaining passes.
+Expected<void> run_passes_quantized(Graph& g, const CompileOptions& options,
+                                    const std::string& source) {
+  if (!options.calibrate) {
+    return make_error(EINVAL, source + ": int8 quantization needs calibration inputs");
+  }
+  auto [front, back] = split_pipeline("fuse-activation");
+  NPU_TRY(front.run(g, options.passes));
+  const Graph calibration = calibration_graph(g);
+  auto outputs = options.calibrate(calibration);
+  if (!outputs) return make_error(outputs.error().code, "calibration: " + outputs.error().message);
+  if (auto r = quantize_int8(g, calibration_ranges(calibration, *outputs)); !r) {
+    return make_error(r.error().code, source + ": " + r.error().message);
+  }
+  return back.run(g, options.passes);
+}
+
 }  // namespace
 
 std::vector<std::string> parameter_inputs(const Graph& g) {
@@ -51,7 +83,11 @@ std::vector<std::string> parameter_inputs(const Graph& g) {
 
 Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
                                       const std::string& source) {
-  NPU_TRY(PassManager::default_pipeline().run(g, options.passes));
+  if (options.quantize_int8) {
+    NPU_TRY(run_passes_quantized(g, options, source));
+  } else {
+    NPU_TRY(PassManager::default_pipeline().run(g, options.passes));
+  }
   if (options.host_only) {
     for (Node& n : g.nodes) n.placement = {Target::kHost, "host-only compile"};
   }

@@ -70,8 +70,8 @@ Expected<TensorData> from_npy(const format::NpyArray& a, std::string_view name) 
   TensorData t;
   t.dtype = from_format_dtype(a.dtype);
   if (t.dtype == DType::kUndefined) {
-    return make_error(ENOTSUP, std::string(name) + ": unsupported element type " +
-                                   format::dtype_name(a.dtype));
+    return make_error(
+        ENOTSUP, std::string(name) + ": unsupported element type " + format::dtype_name(a.dtype));
   }
   t.dims = a.shape;
   const int64_t count = t.element_count();

@@ -28,7 +28,10 @@ void add_compile_flags(CLI::App& app, CompileFlags& flags);
 
 /// CompileOptions for `flags`; `inputs` (npu-run's --input arrays) fix the graph inputs'
 /// shapes, and those that only parameterize an op (compiler::parameter_inputs) are bound as
-/// constants and removed from `inputs`.
+/// constants and removed from `inputs`. `--quantize int8 --calibration FILE.npy` (each needs
+/// the other) reads FILE and sets CompileOptions::calibrate to a run of the calibration graph
+/// host-only on the emulator ("emu:"), FILE bound to the model's single input in slices of its
+/// compiled batch.
 Expected<compiler::CompileOptions> compile_options(const CompileFlags& flags,
                                                    std::map<std::string, format::NpyArray>* inputs);
 

@@ -413,7 +413,7 @@ HostOutputs qlinear_matmul(const OpCall& c) {
     for (size_t j = 0; j < b_scale->size(); ++j) {
       auto q = requant_scale(c, (*a_scale)[r], (*b_scale)[j], *y_scale);
       if (!q) return q.error();
-      chan.push_back({0, q->multiplier, q->shift, (*b_zp)[j]});
+      chan.push_back({(*bias)[j], q->multiplier, q->shift, (*b_zp)[j]});
     }
   }
   return int_matmul(c, *in[0], *in[3], *g, *a_zp, chan, int_output(0, y->first, y->second),

@@ -341,16 +341,18 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
       auto bzp = ints_n(g, n.input(5), N, "b_zero_point");
       auto ysc = floats_n(g, n.input(6), 1, "y_scale");
       auto yzp = ints_n(g, n.input(7), 1, "y_zero_point");
+      auto bias = ints_n(g, n.input(8), N, "bias");  // IR extension: int32 bias per column
       for (auto* e : {&as_, &bsc, &ysc}) {
         if (!*e) return e->error();
       }
-      for (auto* e : {&azp, &bzp, &yzp}) {
+      for (auto* e : {&azp, &bzp, &yzp, &bias}) {
         if (!*e) return e->error();
       }
       op.a_zp = static_cast<int32_t>((*azp)[0]);
       op.out_zp = static_cast<int32_t>((*yzp)[0]);
       for (size_t c = 0; c < N; ++c) {
-        q[c] = chan_qparams((*as_)[0], (*bsc)[c], (*ysc)[0], 0, static_cast<int32_t>((*bzp)[c]));
+        q[c] = chan_qparams((*as_)[0], (*bsc)[c], (*ysc)[0], static_cast<int32_t>((*bias)[c]),
+                            static_cast<int32_t>((*bzp)[c]));
       }
     }
     op.chan_va = L.add_constant(bytes_of(q));
@@ -763,7 +765,8 @@ Expected<void> lower_pad(Lowering& L, const Node& n) {
   auto xd = L.dims(x);
   if (!xd) return xd.error();
   const size_t rank = xd->size();
-  if (n.attr_string("mode", "constant") != "constant") return make_error(EINVAL, "non-constant mode");
+  if (n.attr_string("mode", "constant") != "constant")
+    return make_error(EINVAL, "non-constant mode");
   if (n.input(3) >= 0) return make_error(EINVAL, "Pad axes input");
   auto pads = ints_n(L.g, n.input(1), 2 * rank, "pads");
   if (!pads) return pads.error();

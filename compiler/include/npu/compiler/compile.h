@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "npu/compiler/onnx_import.h"
 #include "npu/compiler/pass_manager.h"
 #include "npu/expected.h"
+#include "npu/format/npy.h"
 #include "npu/format/package.h"
 #include "npu/isa/device_config.h"
 
@@ -25,6 +28,12 @@ struct CompileOptions {
   isa::DeviceConfig device;  // the target (tiling budget, timing model)
   /// Place every node on the host (a reference run of the same package machinery).
   bool host_only = false;
+  /// Post-training int8 quantization (npu/compiler/quantize.h): after fuse-activation the
+  /// graph's calibration_graph() is handed to `calibrate`, which runs it in float on
+  /// representative inputs and returns its outputs by name; their ranges drive
+  /// quantize_int8(), then the remaining passes run. Requires `calibrate`.
+  bool quantize_int8 = false;
+  std::function<Expected<std::map<std::string, format::NpyArray>>(const Graph&)> calibrate;
   std::string producer = "npuc";
 };
 

@@ -32,6 +32,7 @@ DType from_format_dtype(format::DType t);
 format::NpyArray to_npy(const TensorData& t);
 /// An NpyArray as TensorData; `name` prefixes the error for dtypes outside the IR or a data
 /// size that does not match the shape.
-[[nodiscard]] Expected<TensorData> from_npy(const format::NpyArray& a, std::string_view name = "array");
+[[nodiscard]] Expected<TensorData> from_npy(const format::NpyArray& a,
+                                            std::string_view name = "array");
 
 }  // namespace npu::compiler

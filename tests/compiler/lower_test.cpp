@@ -1,0 +1,695 @@
+// The lowering end to end: each model is compiled twice, for the device and with every node
+// on the host (CompileOptions::host_only, the reference operators of libnpu's host ops), both
+// packages run on the emulator with the same pseudo-random inputs, and the outputs must agree
+// (float32 within 1e-4 relative/absolute, integer types bit-exactly). Each case also checks
+// that the device compile really lowered the ops it is about (its layers, its host segments),
+// so a test cannot pass by running everything on the host.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "model_builder.h"
+#include "npu/compiler/compile.h"
+#include "npu/compiler/onnx_tensor.h"
+#include "npu/device.h"
+#include "npu/model.h"
+
+namespace npu::compiler {
+namespace {
+
+using format::NpyArray;
+using testing::ModelBuilder;
+using Arrays = std::map<std::string, NpyArray>;
+using I64 = std::vector<int64_t>;
+constexpr int kF32 = onnx::TensorProto::FLOAT, kU8 = onnx::TensorProto::UINT8,
+              kI8 = onnx::TensorProto::INT8, kI32 = onnx::TensorProto::INT32;
+
+std::vector<float> rnd(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+size_t numel(const I64& d) {
+  size_t n = 1;
+  for (int64_t x : d) n *= static_cast<size_t>(x);
+  return n;
+}
+
+/// An initializer of any element type, from T values in raw_data.
+template <typename T>
+void init(ModelBuilder& b, const std::string& name, const I64& dims, const std::vector<T>& v,
+          int elem) {
+  auto* t = b.graph().add_initializer();
+  t->set_name(name);
+  t->set_data_type(elem);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)));
+}
+
+/// Deterministic int8 weights covering the whole range.
+std::vector<int8_t> i8_weights(size_t n, size_t mul, size_t add) {
+  std::vector<int8_t> w(n);
+  for (size_t i = 0; i < n; ++i)
+    w[i] = static_cast<int8_t>(static_cast<int>((i * mul + add) % 255) - 127);
+  return w;
+}
+
+/// A graph input of static shape.
+void input(ModelBuilder& b, const std::string& name, const I64& dims, int elem = kF32) {
+  b.input(name, std::vector<testing::DimSpec>(dims.begin(), dims.end()), elem);
+}
+
+using Attr = std::pair<std::string, std::variant<int64_t, float, std::string, I64>>;
+
+/// A node with attributes.
+onnx::NodeProto& node(ModelBuilder& b, const std::string& op, const std::vector<std::string>& in,
+                      const std::string& out, const std::vector<Attr>& attrs = {}) {
+  auto& n = b.node(op, in, {out});
+  for (const auto& [key, value] : attrs) {
+    std::visit([&, k = key](const auto& v) { ModelBuilder::attr(n, k, v); }, value);
+  }
+  return n;
+}
+
+/// A float weight initializer of random values.
+void weight(ModelBuilder& b, const std::string& name, const I64& dims, uint32_t seed,
+            float lo = -0.5f, float hi = 0.5f) {
+  b.init_f(name, dims, rnd(numel(dims), seed, lo, hi));
+}
+
+onnx::NodeProto& conv(ModelBuilder& b, const std::string& x, const std::string& y, int64_t ic,
+                      int64_t oc, uint32_t seed) {
+  weight(b, y + "_w", {oc, ic, 3, 3}, seed);
+  weight(b, y + "_b", {oc}, seed + 1000);
+  return node(b, "Conv", {x, y + "_w", y + "_b"}, y, {{"pads", I64{1, 1, 1, 1}}});
+}
+
+// ---- the shared check: compile both, run both, compare -------------------------------------
+
+struct Opts {
+  std::optional<isa::DeviceConfig> device;  // default: the emulator's
+  float lo = -1.0f, hi = 1.0f;              // range of float inputs
+  uint32_t seed = 7;
+  size_t host_segments = 0;  // expected in the device compile
+};
+
+Opts range(float lo, float hi) {
+  Opts o;
+  o.lo = lo, o.hi = hi;
+  return o;
+}
+
+struct Both {
+  CompileResult dev;
+  Arrays inputs, dev_out, host_out;
+  std::vector<std::string> layers;  // op of each layer of the device compile, in order
+  size_t host_segments = 0;
+  uint64_t arena = 0;  // the device package's "activations" buffer size
+
+  size_t count(const std::string& op) const {
+    return static_cast<size_t>(std::count(layers.begin(), layers.end(), op));
+  }
+  std::string layer_list() const {
+    std::string s;
+    for (const auto& l : layers) s += (s.empty() ? "" : ",") + l;
+    return s;
+  }
+};
+
+NpyArray random_input(const Value& v, uint32_t seed, const Opts& o) {
+  const auto dims = v.static_dims().value_or(I64{});
+  std::mt19937 rng(seed);
+  const size_t n = numel(dims);
+  switch (v.dtype) {
+    case DType::kUInt8:
+    case DType::kInt8: {
+      std::vector<uint8_t> b(n);
+      for (auto& x : b) x = static_cast<uint8_t>(rng() & 0xff);
+      NpyArray a = NpyArray::of<uint8_t>(dims, b);
+      a.dtype = v.dtype == DType::kInt8 ? format::DType::kInt8 : format::DType::kUint8;
+      return a;
+    }
+    default:  // float32 (other input types are not used here)
+      return NpyArray::of<float>(dims, rnd(n, seed, o.lo, o.hi));
+  }
+}
+
+std::string compare(const NpyArray& got, const NpyArray& want) {
+  if (got.dtype != want.dtype) return "dtype differs";
+  if (got.shape != want.shape) return "shape differs";
+  if (got.data.size() != want.data.size()) return "size differs";
+  if (got.dtype == format::DType::kFloat32) {
+    auto g = got.view<float>(), w = want.view<float>();
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (!(std::fabs(g[i] - w[i]) <= 1e-4f + 1e-4f * std::fabs(w[i]))) {
+        return "element " + std::to_string(i) + ": device " + std::to_string(g[i]) + ", host " +
+               std::to_string(w[i]);
+      }
+    }
+    return {};
+  }
+  const size_t es = got.data.size() / std::max<size_t>(1, static_cast<size_t>(got.num_elements()));
+  for (size_t i = 0; i < got.data.size(); i += es) {
+    if (std::memcmp(&got.data[i], &want.data[i], es) != 0)
+      return "element " + std::to_string(i / es) + " differs";
+  }
+  return {};
+}
+
+/// True when every element has the same bytes (then matching the host proves little).
+bool is_constant(const NpyArray& a) {
+  if (a.num_elements() < 2) return false;
+  const size_t es = a.data.size() / std::max<size_t>(1, static_cast<size_t>(a.num_elements()));
+  for (size_t i = es; i < a.data.size(); i += es) {
+    if (std::memcmp(&a.data[i], a.data.data(), es) != 0) return false;
+  }
+  return true;
+}
+
+class LowerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto d = Device::open("emu:");
+    if (d) device_.emplace(std::move(*d));
+  }
+  static void TearDownTestSuite() { device_.reset(); }
+  void SetUp() override { ASSERT_TRUE(device_.has_value()) << "cannot open emu:"; }
+
+  static Expected<Arrays> run(CompileResult& r, const Arrays& inputs, const std::string& name) {
+    auto m = Model::load(*device_, r.package, name);
+    if (!m) return m.error();
+    return m->run(inputs);
+  }
+
+  /// Compiles `b` for the device and host-only, runs both on the same inputs and compares
+  /// every output. Failures are reported; nullopt when a compile or a run failed.
+  std::optional<Both> run_both(const ModelBuilder& b, Opts o = {}) {
+    const std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    auto g = import_onnx_bytes(b.bytes(), {}, name + ".onnx");
+    if (!g) {
+      ADD_FAILURE() << "import: " << g.error().message;
+      return std::nullopt;
+    }
+    Both r;
+    uint32_t seed = o.seed;
+    for (ValueId v : g->inputs) r.inputs[g->value(v).name] = random_input(g->value(v), seed++, o);
+    CompileOptions co;
+    co.device = o.device.value_or(device_->config());
+    auto dev = compile_graph(*g, co, name + ".onnx");
+    // The oracle runs every ONNX node as written: no folding or fusion on the host side.
+    co.host_only = true;
+    co.passes.disable = {"fold-batchnorm", "fuse-bias", "fuse-activation"};
+    auto host = compile_graph(std::move(*g), co, name + ".onnx");
+    if (!dev || !host) {
+      ADD_FAILURE() << "compile: " << (dev ? host.error().message : dev.error().message);
+      return std::nullopt;
+    }
+    r.dev = std::move(*dev);
+    for (const auto& s : r.dev.package.metadata.segments) {
+      r.host_segments += s.kind == format::SegmentKind::kHost;
+      for (const auto& l : s.layers) r.layers.push_back(l.op);
+    }
+    for (const auto& buf : r.dev.package.metadata.buffers) {
+      if (buf.name == "activations") r.arena = buf.size;
+    }
+    EXPECT_EQ(host->device_ops, 0u);
+    EXPECT_EQ(r.host_segments, o.host_segments) << r.dev.partition_report;
+    auto dev_out = run(r.dev, r.inputs, "dev.npub");
+    auto host_out = run(*host, r.inputs, "host.npub");
+    if (!dev_out || !host_out) {
+      ADD_FAILURE() << "run: " << (dev_out ? host_out.error().message : dev_out.error().message)
+                    << "\n"
+                    << r.dev.partition_report << "\nlayers: " << r.layer_list();
+      return std::nullopt;
+    }
+    r.dev_out = std::move(*dev_out);
+    r.host_out = std::move(*host_out);
+    EXPECT_EQ(r.dev_out.size(), r.host_out.size());
+    for (const auto& [out, want] : r.host_out) {
+      auto it = r.dev_out.find(out);
+      if (it == r.dev_out.end()) {
+        ADD_FAILURE() << "output '" << out << "' missing from the device run";
+        continue;
+      }
+      const std::string diff = compare(it->second, want);
+      EXPECT_FALSE(is_constant(want)) << "output '" << out << "' is constant: a vacuous test";
+      EXPECT_EQ(diff, "") << "output '" << out << "'\n"
+                          << r.dev.partition_report << "\nlayers: " << r.layer_list();
+    }
+    return r;
+  }
+
+  static inline std::optional<Device> device_;
+};
+
+// ---- CNN and convolutions --------------------------------------------------------------------
+
+TEST_F(LowerTest, SmallCnnRunsEntirelyOnTheDevice) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 8, 8});
+  conv(b, "x", "c1", 3, 4, 1);
+  b.node("Relu", {"c1"}, {"r1"});
+  node(b, "MaxPool", {"r1"}, "p1", {{"kernel_shape", I64{2, 2}}, {"strides", I64{2, 2}}});
+  auto& c2 = conv(b, "p1", "c2", 4, 8, 2);
+  ModelBuilder::attr(c2, "strides", I64{2, 2});
+  b.node("Flatten", {"c2"}, {"f"});
+  weight(b, "gw", {32, 10}, 3);
+  weight(b, "gb", {10}, 4);
+  b.node("Gemm", {"f", "gw", "gb"}, {"g"});
+  b.node("Softmax", {"g"}, {"y"});
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 2u) << r->layer_list();
+  EXPECT_EQ(r->count("pool"), 1u);
+  EXPECT_EQ(r->count("matmul"), 1u);
+  EXPECT_EQ(r->count("softmax"), 1u);
+  // NHWC inside: the input goes channels-last once and back before the Flatten.
+  EXPECT_EQ(r->count("transpose"), 2u) << r->layer_list();
+  EXPECT_EQ(r->layers.back(), "softmax");
+}
+
+struct ConvCase {
+  const char* name;
+  I64 x, w;
+  std::vector<Attr> attrs;
+};
+
+class ConvShapes : public LowerTest, public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(ConvShapes, MatchHost) {
+  const ConvCase& c = GetParam();
+  ModelBuilder b;
+  input(b, "x", c.x);
+  weight(b, "w", c.w, 11);
+  weight(b, "b", {c.w[0]}, 12);
+  node(b, "Conv", {"x", "w", "b"}, "y", c.attrs);
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 1u) << r->layer_list();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lower, ConvShapes,
+    ::testing::Values(ConvCase{"conv1d_pad_dilation",
+                               {1, 3, 16},
+                               {4, 3, 3},
+                               {{"pads", I64{2, 1}}, {"dilations", I64{2}}}},
+                      ConvCase{"depthwise",
+                               {1, 4, 6, 6},
+                               {4, 1, 3, 3},
+                               {{"pads", I64{1, 1, 1, 1}}, {"group", int64_t{4}}}},
+                      ConvCase{"grouped",
+                               {1, 4, 6, 6},
+                               {6, 2, 3, 3},
+                               {{"pads", I64{1, 1, 1, 1}}, {"group", int64_t{2}}}},
+                      ConvCase{"same_upper",
+                               {1, 3, 7, 7},
+                               {4, 3, 2, 2},
+                               {{"strides", I64{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}}),
+    [](const ::testing::TestParamInfo<ConvCase>& p) { return std::string(p.param.name); });
+
+// ---- elementwise on channels-last tensors ----------------------------------------------------
+
+TEST_F(LowerTest, ElementwiseOnChannelsLastTensors) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 5, 6});
+  conv(b, "x", "c1", 3, 4, 21);
+  b.node("Relu", {"c1"}, {"r"});  // fused into the conv, so the Add below is not a bias
+  b.init_f("k", {4, 1, 1}, {1.0f, -2.0f, 3.0f, 0.25f});
+  b.node("Add", {"r", "k"}, {"a"});  // [C,1,1] broadcast in the stored (NHWC) order
+  conv(b, "x", "c2", 3, 4, 22);
+  b.node("Add", {"a", "c2"}, {"s"});  // two conv outputs
+  b.init_f("half", {}, {0.5f});
+  b.node("Mul", {"s", "half"}, {"y"});  // a scalar
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 2u);
+  EXPECT_EQ(r->count("eltwise"), 3u) << r->layer_list();
+}
+
+TEST_F(LowerTest, TransposeOfConvIsAnAliasBeforeReshapeAndMatMul) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 6, 6});
+  conv(b, "x", "c", 3, 4, 41);
+  node(b, "Transpose", {"c"}, "t", {{"perm", I64{0, 2, 3, 1}}});
+  b.init_i64("shape", {2}, {36, 4});
+  b.node("Reshape", {"t", "shape"}, {"m"});
+  weight(b, "w", {4, 5}, 42);
+  b.node("MatMul", {"m", "w"}, {"y"});
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  // Only the input's relayout: the conv's NHWC output is the transposed tensor as stored.
+  EXPECT_EQ(r->count("transpose"), 1u) << r->layer_list();
+  EXPECT_EQ(r->count("matmul"), 1u);
+}
+
+// ---- pools, reductions, softmax, batch norm --------------------------------------------------
+
+TEST_F(LowerTest, Pools) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 8, 8});
+  node(b, "MaxPool", {"x"}, "max",
+       {{"kernel_shape", I64{3, 3}},
+        {"strides", I64{2, 2}},
+        {"pads", I64{1, 1, 1, 1}},
+        {"ceil_mode", int64_t{1}}});
+  input(b, "z", {1, 3, 7, 7});
+  node(b, "AveragePool", {"z"}, "avg",
+       {{"kernel_shape", I64{3, 3}},
+        {"strides", I64{2, 2}},
+        {"pads", I64{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{0}}});
+  input(b, "w", {2, 5, 4, 4});
+  b.node("GlobalAveragePool", {"w"}, {"g"});
+  b.node("Flatten", {"g"}, {"gap"});
+  for (const char* y : {"max", "avg", "gap"}) b.output(y);
+  auto r = run_both(b, range(-2.0f, -0.5f));  // negative: padding must not win the max
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->host_out.at("max").shape, (I64{1, 3, 5, 5}));  // ceil_mode
+  EXPECT_EQ(r->count("pool"), 3u) << r->layer_list();
+}
+
+TEST_F(LowerTest, ReduceMeanSoftmaxLogSoftmax) {
+  ModelBuilder b;
+  input(b, "x", {2, 3, 5});
+  node(b, "ReduceMean", {"x"}, "mean", {{"axes", I64{-1}}, {"keepdims", int64_t{1}}});
+  node(b, "Softmax", {"x"}, "sm", {{"axis", int64_t{-1}}});
+  input(b, "z", {2, 7});
+  b.node("LogSoftmax", {"z"}, {"lsm"});
+  for (const char* y : {"mean", "sm", "lsm"}) b.output(y);
+  auto r = run_both(b, range(-4.0f, 4.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->host_out.at("mean").shape, (I64{2, 3, 1}));
+  EXPECT_EQ(r->count("reduce"), 1u) << r->layer_list();
+  EXPECT_EQ(r->count("softmax"), 2u);
+}
+
+TEST_F(LowerTest, StandaloneBatchNormAfterAdd) {
+  ModelBuilder b;
+  input(b, "a", {1, 4, 5, 5});
+  input(b, "c", {1, 4, 5, 5});
+  b.node("Add", {"a", "c"}, {"s"});
+  weight(b, "gamma", {4}, 51, 0.5f, 2.0f);
+  weight(b, "beta", {4}, 52);
+  weight(b, "mean", {4}, 53);
+  weight(b, "var", {4}, 54, 0.1f, 2.0f);
+  b.node("BatchNormalization", {"s", "gamma", "beta", "mean", "var"}, {"y"});
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("scale_shift"), 1u) << r->layer_list();
+}
+
+// ---- quantization ----------------------------------------------------------------------------
+
+TEST_F(LowerTest, QuantizeDequantizePerTensor) {
+  for (const int elem : {kU8, kI8}) {
+    SCOPED_TRACE(elem == kU8 ? "uint8" : "int8");
+    ModelBuilder b;
+    input(b, "x", {1, 2, 4, 4});
+    b.init_f("s", {}, {0.02f});
+    if (elem == kU8) init<uint8_t>(b, "zp", {}, {128}, kU8);
+    if (elem == kI8) init<int8_t>(b, "zp", {}, {-3}, kI8);
+    b.node("QuantizeLinear", {"x", "s", "zp"}, {"q"});
+    b.node("DequantizeLinear", {"q", "s", "zp"}, {"y"});
+    b.output("q", elem);
+    b.output("y");
+    // Inputs beyond the int8 range saturate.
+    auto r = run_both(b, range(-3.0f, 3.0f));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->count("quantize") + r->count("dequantize"), 2u) << r->layer_list();
+  }
+}
+
+TEST_F(LowerTest, DequantizePerAxisOfAnInput) {
+  ModelBuilder b;
+  input(b, "x", {2, 3, 4}, kI8);
+  b.init_f("s", {3}, {0.1f, 0.02f, 0.5f});
+  init<int8_t>(b, "zp", {3}, {0, -5, 7}, kI8);
+  node(b, "DequantizeLinear", {"x", "s", "zp"}, "y", {{"axis", int64_t{1}}});
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->layers.size(), 1u) << r->layer_list();
+}
+
+TEST_F(LowerTest, QLinearConvAndMatMulPerChannelBitExact) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 6, 6}, kU8);
+  b.init_f("xs", {}, {0.05f});
+  init<uint8_t>(b, "xz", {}, {128}, kU8);
+  init<int8_t>(b, "w", {4, 3, 3, 3}, i8_weights(4 * 3 * 3 * 3, 37, 11), kI8);
+  b.init_f("ws", {4}, {0.01f, 0.02f, 0.005f, 0.03f});
+  init<int8_t>(b, "wz", {4}, {0, 0, 0, 0}, kI8);
+  b.init_f("ys", {}, {0.25f});
+  init<uint8_t>(b, "yz", {}, {100}, kU8);
+  init<int32_t>(b, "bias", {4}, {100, -2000, 0, 5000}, kI32);
+  node(b, "QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "bias"}, "y",
+       {{"pads", I64{1, 1, 1, 1}}});
+  b.output("y", kU8);
+  input(b, "a", {2, 3, 8}, kU8);
+  init<int8_t>(b, "b", {8, 5}, i8_weights(8 * 5, 53, 7), kI8);
+  b.init_f("bs", {5}, {0.01f, 0.02f, 0.03f, 0.015f, 0.005f});
+  init<int8_t>(b, "bz", {5}, {0, 0, 0, 0, 0}, kI8);
+  b.node("QLinearMatMul", {"a", "xs", "xz", "b", "bs", "bz", "ys", "yz"}, {"mm"});
+  b.output("mm", kU8);
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 1u) << r->layer_list();
+  EXPECT_EQ(r->count("matmul"), 1u);
+}
+
+TEST_F(LowerTest, MatMulIntegerAndConvIntegerBitExact) {
+  ModelBuilder b;
+  input(b, "a", {4, 8}, kU8);
+  init<int8_t>(b, "b", {8, 5}, i8_weights(8 * 5, 29, 3), kI8);
+  init<uint8_t>(b, "az", {}, {7}, kU8);
+  init<int8_t>(b, "bz", {5}, {0, 1, -2, 3, 0}, kI8);
+  b.node("MatMulInteger", {"a", "b", "az", "bz"}, {"mi"});
+  b.output("mi", kI32);
+  input(b, "x", {1, 3, 5, 5}, kU8);
+  init<int8_t>(b, "cw", {4, 3, 3, 3}, i8_weights(4 * 3 * 3 * 3, 41, 5), kI8);
+  init<uint8_t>(b, "xz", {}, {128}, kU8);
+  node(b, "ConvInteger", {"x", "cw", "xz"}, "ci", {{"pads", I64{1, 1, 1, 1}}});
+  b.output("ci", kI32);
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("matmul"), 1u) << r->layer_list();
+  EXPECT_EQ(r->count("conv2d"), 1u);
+}
+
+// ---- matmuls ---------------------------------------------------------------------------------
+
+TEST_F(LowerTest, GemmWithFullCAndBatchedMatMuls) {
+  ModelBuilder b;
+  input(b, "a", {3, 8});
+  weight(b, "w", {6, 8}, 61);
+  weight(b, "c", {3, 6}, 62);
+  node(b, "Gemm", {"a", "w", "c"}, "gemm", {{"transB", int64_t{1}}});
+  input(b, "a4", {2, 3, 4, 5});
+  weight(b, "w2", {5, 6}, 71);
+  b.node("MatMul", {"a4", "w2"}, {"mm4"});  // [2,3,4,5] x [5,6]: batches share B
+  input(b, "p", {2, 3, 4});
+  input(b, "q", {2, 4, 5});
+  b.node("MatMul", {"p", "q"}, {"mm3"});  // a B per batch
+  for (const char* y : {"gemm", "mm4", "mm3"}) b.output(y);
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("matmul"), 3u) << r->layer_list();
+  EXPECT_EQ(r->count("eltwise"), 1u);  // Gemm's C added after the product
+}
+
+// ---- activations, fused after a conv and standalone ------------------------------------------
+
+struct ActCase {
+  const char* op;
+  bool fused;
+};
+
+class Activations : public LowerTest, public ::testing::WithParamInterface<ActCase> {};
+
+TEST_P(Activations, MatchHost) {
+  const ActCase& c = GetParam();
+  ModelBuilder b(14);  // HardSwish
+  std::string src = "x";
+  if (c.fused) {
+    input(b, "x", {1, 3, 6, 6});
+    conv(b, "x", "c", 3, 4, 81);
+    src = "c";
+  } else {
+    input(b, "x", {2, 3, 4, 5});
+  }
+  std::vector<std::string> ins = {src};
+  if (std::string(c.op) == "Clip") {
+    b.init_f("lo", {}, {-0.5f});
+    b.init_f("hi", {}, {0.4f});
+    ins.insert(ins.end(), {"lo", "hi"});
+  }
+  auto& n = b.node(c.op, ins, {"y"});
+  if (std::string(c.op) == "LeakyRelu") ModelBuilder::attr(n, "alpha", 0.2f);
+  b.output("y");
+  auto r = run_both(b, range(-4.0f, 4.0f));
+  ASSERT_TRUE(r);
+  // One device op: the conv with the activation fused, or the activation alone.
+  EXPECT_EQ(r->dev.device_ops, 1u) << r->dev.partition_report;
+  const bool clamp = std::string(c.op) == "Clip" && c.fused;  // a conv clamp, no extra layer
+  EXPECT_EQ(r->count("activation"), clamp ? 0u : 1u) << r->layer_list();
+  EXPECT_EQ(r->count("conv2d"), c.fused ? 1u : 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Lower, Activations,
+                         ::testing::Values(ActCase{"Sigmoid", true}, ActCase{"Tanh", true},
+                                           ActCase{"LeakyRelu", true}, ActCase{"HardSwish", true},
+                                           ActCase{"Clip", true}, ActCase{"Sigmoid", false},
+                                           ActCase{"Tanh", false}, ActCase{"LeakyRelu", false},
+                                           ActCase{"HardSwish", false}, ActCase{"Clip", false}),
+                         [](const ::testing::TestParamInfo<ActCase>& p) {
+                           return std::string(p.param.op) +
+                                  (p.param.fused ? "_fused" : "_standalone");
+                         });
+
+TEST_F(LowerTest, NhwcInputTransposedIntoConvIsZeroCopy) {
+  ModelBuilder b;
+  input(b, "x", {1, 6, 7, 3});  // a channels-last model input
+  node(b, "Transpose", {"x"}, "t", {{"perm", I64{0, 3, 1, 2}}});
+  conv(b, "t", "c", 3, 4, 111);
+  node(b, "Transpose", {"c"}, "t2", {{"perm", I64{0, 2, 3, 1}}});
+  input(b, "z", {1, 6, 7, 4});
+  b.node("Add", {"t2", "z"}, {"y"});
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->layer_list(), "conv2d,eltwise") << r->dev.partition_report;
+}
+
+// ---- memory planning, fallback, errors -------------------------------------------------------
+
+TEST_F(LowerTest, ConvChainReusesTheArena) {
+  ModelBuilder b;
+  input(b, "x", {1, 8, 16, 16});
+  std::string prev = "x";
+  for (int i = 0; i < 6; ++i) {
+    const std::string y = i == 5 ? "y" : "c" + std::to_string(i);
+    conv(b, prev, y, 8, 8, 90 + static_cast<uint32_t>(i));
+    prev = y;
+  }
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 6u);
+  // c0..c4, 8 KiB each; the arena also holds x, its NHWC copy and y, yet at most three
+  // tensors are live at once.
+  const uint64_t intermediates = 5u * 8 * 16 * 16 * 4;
+  EXPECT_LT(r->arena, intermediates) << "arena " << r->arena;
+  EXPECT_LE(r->arena, 3u * 8 * 16 * 16 * 4) << "arena " << r->arena;
+}
+
+TEST_F(LowerTest, MatMulTooBigForSramFallsBackToTheHost) {
+  constexpr int64_t K = 4096;
+  ModelBuilder b;
+  input(b, "x", {1, K});
+  b.node("Relu", {"x"}, {"r"});
+  weight(b, "w", {K, 4}, 101, -0.05f, 0.05f);
+  weight(b, "bias", {4}, 102);
+  b.node("MatMul", {"r", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"a"});
+  b.node("Sigmoid", {"a"}, {"y"});
+  b.output("y");
+  Opts o;
+  o.device = device_->config();
+  o.device->sram_size = 16 << 10;
+  o.host_segments = 3;  // MatMul, then its fused bias Add and Sigmoid
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->dev.partition_report.find("lowering:"), std::string::npos)
+      << r->dev.partition_report;
+  EXPECT_EQ(r->dev.host_ops, 1u) << r->dev.partition_report;
+  EXPECT_GE(r->dev.device_ops, 1u);
+  EXPECT_EQ(r->count("activation"), 1u) << r->layer_list();  // the Relu stays on the device
+}
+
+TEST_F(LowerTest, HostFallbackConvKeepsItsFusedActivation) {
+  // The oracle does not fuse: the host conv's activation chain is checked against the
+  // activation node as written.
+  for (const char* act : {"Clip", "HardSigmoid", "LeakyRelu"}) {
+    SCOPED_TRACE(act);
+    ModelBuilder b;
+    input(b, "x", {1, 64, 4, 64});
+    conv(b, "x", "c", 64, 4, 121);
+    std::vector<std::string> ins = {"c"};
+    if (std::string(act) == "Clip") {
+      b.init_f("lo", {}, {-0.5f});
+      b.init_f("hi", {}, {0.4f});
+      ins.insert(ins.end(), {"lo", "hi"});
+    }
+    auto& n = b.node(act, ins, {"y"});
+    if (std::string(act) != "Clip") ModelBuilder::attr(n, "alpha", 0.3f);
+    b.output("y");
+    Opts o;
+    o.device = device_->config();
+    o.device->sram_size = 16 << 10;  // no output row of the conv fits
+    o.host_segments = 2;             // the Conv, then its activation
+    auto r = run_both(b, o);
+    ASSERT_TRUE(r);
+    EXPECT_NE(r->dev.partition_report.find("lowering:"), std::string::npos);
+  }
+}
+
+TEST_F(LowerTest, ValueLiveAcrossAHostSegment) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 6, 6});
+  conv(b, "x", "c1", 3, 4, 131);
+  b.node("Floor", {"c1"}, {"f"});  // host only
+  conv(b, "f", "c2", 4, 4, 132);
+  b.node("Add", {"c2", "c1"}, {"y"});
+  b.output("y");
+  Opts o = range(-4.0f, 4.0f);
+  o.host_segments = 1;
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 2u) << r->layer_list();
+}
+
+TEST_F(LowerTest, NodeThatRunsNowhereFailsWithOneLine) {
+  ModelBuilder b;
+  input(b, "x", {2, 5});
+  b.node("Hardmax", {"x"}, {"h"});
+  b.node("Relu", {"h"}, {"y"});
+  b.output("y");
+  CompileOptions co;
+  co.import.allow_unsupported_ops = true;
+  co.device = device_->config();
+  auto g = import_onnx_bytes(b.bytes(), co.import, "hardmax.onnx");
+  ASSERT_TRUE(g) << g.error().message;
+  auto c = compile_graph(std::move(*g), co, "hardmax.onnx");
+  std::string message;
+  if (!c) {
+    message = c.error().message;
+  } else {
+    auto out = run(*c, {{"x", NpyArray::of<float>({2, 5}, rnd(10, 1))}}, "hardmax.npub");
+    ASSERT_FALSE(out) << "a Hardmax ran";
+    message = out.error().message;
+  }
+  EXPECT_NE(message.find("Hardmax"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace npu::compiler
