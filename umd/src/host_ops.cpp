@@ -71,30 +71,6 @@ T int_binary(uint8_t op, T a, T b) {
   }
 }
 
-/// NPU_ELTWISE_* on float64 (ref::eltwise's rules in double precision).
-double double_binary(uint8_t op, double a, double b) {
-  switch (op) {
-    case NPU_ELTWISE_ADD:
-      return a + b;
-    case NPU_ELTWISE_SUB:
-      return a - b;
-    case NPU_ELTWISE_MUL:
-      return a * b;
-    case NPU_ELTWISE_DIV:
-      return a / b;
-    case NPU_ELTWISE_MAX:
-    case NPU_ELTWISE_MIN:
-      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
-      return (op == NPU_ELTWISE_MAX) == (a > b) ? a : b;
-    case NPU_ELTWISE_POW:
-      return std::pow(a, b);
-    case NPU_ELTWISE_PRELU:
-      return a >= 0.0 ? a : a * b;
-    default:
-      return std::numeric_limits<double>::quiet_NaN();
-  }
-}
-
 /// x^y for integers, wrapping like NumPy; a negative y gives 1 / x^-y truncated.
 int64_t int_pow(int64_t x, int64_t y) {
   if (y < 0) return x == 1 ? 1 : (x == -1 ? ((y & 1) ? -1 : 1) : 0);
@@ -110,7 +86,7 @@ T binary_value(uint8_t op, T a, T b) {
   if constexpr (std::is_same_v<T, float>) {
     return ref::eltwise(op, a, b);
   } else if constexpr (std::is_same_v<T, double>) {
-    return double_binary(op, a, b);
+    return ref::eltwise_fp<double>(op, a, b);
   } else if constexpr (std::is_same_v<T, int32_t>) {
     if (op == NPU_ELTWISE_PRELU) return int_binary(op, a, b);
     return ref::eltwise_int(op, a, b, NPU_DTYPE_INT32);

@@ -126,6 +126,51 @@ npu_chan_qparams chan_qparams(float x_scale, float w_scale, float y_scale, int32
   return npu_chan_qparams{bias, m.multiplier, m.shift, w_zp};
 }
 
+/// Integer conv/matmul parameters: the input and output zero points and one
+/// npu_chan_qparams per output channel. ConvInteger/MatMulInteger (`integer_only`): inputs
+/// (x, w, x_zp, w_zp), int32 output. QLinearConv/QLinearMatMul: inputs (x, x_scale, x_zp, w,
+/// w_scale, w_zp, y_scale, y_zp, bias) with the ONNX float32 scale x_scale * w_scale / y_scale
+/// (bias: QLinearConv's B, or the compiler's QLinearMatMul extension).
+struct IntParams {
+  int32_t in_zp = 0, out_zp = 0;
+  std::vector<npu_chan_qparams> chan;
+};
+
+Expected<IntParams> int_params(const Graph& g, const Node& n, size_t channels, bool integer_only) {
+  IntParams p;
+  p.chan.resize(channels);
+  if (integer_only) {
+    auto xzp = ints_n(g, n.input(2), 1, "input zero point");
+    if (!xzp) return xzp.error();
+    auto wzp = ints_n(g, n.input(3), channels, "weight zero point");
+    if (!wzp) return wzp.error();
+    p.in_zp = static_cast<int32_t>((*xzp)[0]);
+    for (size_t c = 0; c < channels; ++c)
+      p.chan[c] = {0, 1 << 30, 30, static_cast<int32_t>((*wzp)[c])};
+    return p;
+  }
+  auto xs = floats_n(g, n.input(1), 1, "input scale");
+  auto xzp = ints_n(g, n.input(2), 1, "input zero point");
+  auto ws = floats_n(g, n.input(4), channels, "weight scale");
+  auto wzp = ints_n(g, n.input(5), channels, "weight zero point");
+  auto ys = floats_n(g, n.input(6), 1, "output scale");
+  auto yzp = ints_n(g, n.input(7), 1, "output zero point");
+  auto bias = ints_n(g, n.input(8), channels, "bias");
+  for (auto* e : {&xs, &ws, &ys}) {
+    if (!*e) return e->error();
+  }
+  for (auto* e : {&xzp, &wzp, &yzp, &bias}) {
+    if (!*e) return e->error();
+  }
+  p.in_zp = static_cast<int32_t>((*xzp)[0]);
+  p.out_zp = static_cast<int32_t>((*yzp)[0]);
+  for (size_t c = 0; c < channels; ++c) {
+    p.chan[c] = chan_qparams((*xs)[0], (*ws)[c], (*ys)[0], static_cast<int32_t>((*bias)[c]),
+                             static_cast<int32_t>((*wzp)[c]));
+  }
+  return p;
+}
+
 /// TensorDesc of a 1-D conv/pool tensor stored [N][W][C] as [N][1][W][C].
 TensorDesc as_2d(TensorDesc t) {
   if (t.dims.size() == 3) t.dims.insert(t.dims.begin() + 1, 1);
@@ -230,36 +275,11 @@ Expected<void> lower_conv(Lowering& L, const Node& n) {
     NPU_TRY(fused_activation(L, n, op, post));
   } else {
     if (n.activation) return make_error(EINVAL, "fused activation on an integer conv");
-    std::vector<npu_chan_qparams> q(OC);
-    if (ci) {
-      auto xzp = ints_n(g, n.input(2), 1, "x_zero_point");
-      if (!xzp) return xzp.error();
-      auto wzp = ints_n(g, n.input(3), OC, "w_zero_point");
-      if (!wzp) return wzp.error();
-      op.in_zp = static_cast<int32_t>((*xzp)[0]);
-      for (size_t c = 0; c < OC; ++c) q[c] = {0, 1 << 30, 30, static_cast<int32_t>((*wzp)[c])};
-    } else {
-      auto xs = floats_n(g, n.input(1), 1, "x_scale");
-      auto xzp = ints_n(g, n.input(2), 1, "x_zero_point");
-      auto ws = floats_n(g, n.input(4), OC, "w_scale");
-      auto wzp = ints_n(g, n.input(5), OC, "w_zero_point");
-      auto ys = floats_n(g, n.input(6), 1, "y_scale");
-      auto yzp = ints_n(g, n.input(7), 1, "y_zero_point");
-      auto bias = ints_n(g, n.input(8), OC, "B");
-      for (auto* e : {&xs, &ws, &ys}) {
-        if (!*e) return e->error();
-      }
-      for (auto* e : {&xzp, &wzp, &yzp, &bias}) {
-        if (!*e) return e->error();
-      }
-      op.in_zp = static_cast<int32_t>((*xzp)[0]);
-      op.out_zp = static_cast<int32_t>((*yzp)[0]);
-      for (size_t c = 0; c < OC; ++c) {
-        q[c] = chan_qparams((*xs)[0], (*ws)[c], (*ys)[0], static_cast<int32_t>((*bias)[c]),
-                            static_cast<int32_t>((*wzp)[c]));
-      }
-    }
-    op.chan_va = L.add_constant(bytes_of(q));
+    auto q = int_params(g, n, OC, ci);
+    if (!q) return q.error();
+    op.in_zp = q->in_zp;
+    op.out_zp = q->out_zp;
+    op.chan_va = L.add_constant(bytes_of(q->chan));
   }
   NPU_TRY(L.layer(op, &codegen::emit_conv2d));
   return emit_post(L, post, *out, n.name);
@@ -326,36 +346,11 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
     if (add_after && (op.fclamp_min != -codegen::kInf || op.fclamp_max != codegen::kInf))
       return make_error(EINVAL, "a clamp after a full-matrix C");
   } else {
-    std::vector<npu_chan_qparams> q(N);
-    if (mi) {
-      auto azp = ints_n(g, n.input(2), 1, "a_zero_point");
-      if (!azp) return azp.error();
-      auto bzp = ints_n(g, n.input(3), N, "b_zero_point");
-      if (!bzp) return bzp.error();
-      op.a_zp = static_cast<int32_t>((*azp)[0]);
-      for (size_t c = 0; c < N; ++c) q[c] = {0, 1 << 30, 30, static_cast<int32_t>((*bzp)[c])};
-    } else {
-      auto as_ = floats_n(g, n.input(1), 1, "a_scale");
-      auto azp = ints_n(g, n.input(2), 1, "a_zero_point");
-      auto bsc = floats_n(g, n.input(4), N, "b_scale");
-      auto bzp = ints_n(g, n.input(5), N, "b_zero_point");
-      auto ysc = floats_n(g, n.input(6), 1, "y_scale");
-      auto yzp = ints_n(g, n.input(7), 1, "y_zero_point");
-      auto bias = ints_n(g, n.input(8), N, "bias");  // IR extension: int32 bias per column
-      for (auto* e : {&as_, &bsc, &ysc}) {
-        if (!*e) return e->error();
-      }
-      for (auto* e : {&azp, &bzp, &yzp, &bias}) {
-        if (!*e) return e->error();
-      }
-      op.a_zp = static_cast<int32_t>((*azp)[0]);
-      op.out_zp = static_cast<int32_t>((*yzp)[0]);
-      for (size_t c = 0; c < N; ++c) {
-        q[c] = chan_qparams((*as_)[0], (*bsc)[c], (*ysc)[0], static_cast<int32_t>((*bias)[c]),
-                            static_cast<int32_t>((*bzp)[c]));
-      }
-    }
-    op.chan_va = L.add_constant(bytes_of(q));
+    auto q = int_params(g, n, N, mi);
+    if (!q) return q.error();
+    op.a_zp = q->in_zp;
+    op.out_zp = q->out_zp;
+    op.chan_va = L.add_constant(bytes_of(q->chan));
   }
   NPU_TRY(L.layer(op, &codegen::emit_matmul));
   if (add_after) {

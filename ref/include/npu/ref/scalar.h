@@ -252,8 +252,10 @@ inline int32_t activation_int(uint8_t func, int32_t x, float alpha, float beta, 
   }
 }
 
-/// NPU_ELTWISE_* on fp32 values. MAX/MIN propagate NaN. Unknown ops give NaN.
-inline float eltwise(uint8_t op, float a, float b) {
+/// NPU_ELTWISE_* on floating-point values (fp32 on the device; the host also uses double).
+/// MAX/MIN propagate NaN. Unknown ops give NaN.
+template <typename F>
+F eltwise_fp(uint8_t op, F a, F b) {
   switch (op) {
     case NPU_ELTWISE_ADD:
       return a + b;
@@ -264,18 +266,23 @@ inline float eltwise(uint8_t op, float a, float b) {
     case NPU_ELTWISE_DIV:
       return a / b;
     case NPU_ELTWISE_MAX:
-      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<F>::quiet_NaN();
       return a > b ? a : b;
     case NPU_ELTWISE_MIN:
-      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<float>::quiet_NaN();
+      if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<F>::quiet_NaN();
       return a < b ? a : b;
     case NPU_ELTWISE_POW:
       return std::pow(a, b);
     case NPU_ELTWISE_PRELU:
-      return a >= 0.0f ? a : a * b;
+      return a >= F{0} ? a : a * b;
     default:
-      return std::numeric_limits<float>::quiet_NaN();
+      return std::numeric_limits<F>::quiet_NaN();
   }
+}
+
+/// NPU_ELTWISE_* on fp32 values (eltwise_fp<float>).
+inline float eltwise(uint8_t op, float a, float b) {
+  return eltwise_fp<float>(op, a, b);
 }
 
 /// NPU_ELTWISE_* on integers of `dtype` (int32 wrapping, int8 saturating; DIV truncates
