@@ -120,6 +120,81 @@ HostOutputs gemm(const OpCall& c) {
 
 // ---- Conv ----
 
+/// Direct float convolution of 3 or more spatial dims (1-d and 2-d use ref::conv2d_f32):
+/// y[n][oc][o...] = bias[oc] + sum over the group's input channels and the kernel window of
+/// x[n][ic][o * stride - pad_begin + k * dilation] * w[oc][icg][k] (padding contributes 0).
+HostOutputs conv_nd(const OpCall& c, const NpyArray& x, const NpyArray& w, const NpyArray* bias) {
+  const Shape& xs = x.shape;
+  const Shape& ws = w.shape;
+  const size_t rank = xs.size() - 2;
+  auto group = int_attr(c, "group", 1);
+  if (!group) return group.error();
+  if (ws.size() != xs.size() || *group < 1 || ws[0] < 1 || ws[0] % *group != 0 ||
+      xs[1] != ws[1] * *group) {
+    return op_error(c, "weights " + shape_text(ws) + " do not match input " + shape_text(xs) +
+                           " with group " + std::to_string(*group));
+  }
+  auto attrs = spatial_attrs(c, rank, Shape(ws.begin() + 2, ws.end()));
+  if (!attrs) return attrs.error();
+  auto mode = auto_pad_attr(c);
+  if (!mode) return mode.error();
+  Shape out_shape = {xs[0], ws[0]};
+  std::vector<PadResult> pads(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    pads[d] = resolve_pads(*mode, xs[2 + d], attrs->kernel[d], attrs->strides[d],
+                           attrs->dilations[d], attrs->pads[d], attrs->pads[rank + d], false);
+    if (pads[d].out < 1) return op_error(c, "kernel does not fit input " + shape_text(xs));
+    out_shape.push_back(pads[d].out);
+  }
+  if (bias && bias->num_elements() != ws[0]) {
+    return op_error(c, "bias shape " + shape_text(bias->shape) + " does not match " +
+                           std::to_string(ws[0]) + " output channels");
+  }
+  NpyArray y = NpyArray::zeros(DType::kFloat32, out_shape);
+  const auto xv = x.view<float>();
+  const auto wv = w.view<float>();
+  auto yv = y.view<float>();
+  const Shape in_sp(xs.begin() + 2, xs.end()), out_sp(out_shape.begin() + 2, out_shape.end());
+  const int64_t in_size = count(in_sp), out_size = count(out_sp), k_size = count(attrs->kernel);
+  const int64_t ocg = ws[0] / *group, icg = ws[1];
+  std::vector<int64_t> o(rank), k(rank);
+  for (int64_t n = 0; n < xs[0]; ++n) {
+    for (int64_t oc = 0; oc < ws[0]; ++oc) {
+      const int64_t g = oc / ocg;
+      for (int64_t op = 0; op < out_size; ++op) {
+        for (int64_t r = op, d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+          o[static_cast<size_t>(d)] = r % out_sp[static_cast<size_t>(d)];
+          r /= out_sp[static_cast<size_t>(d)];
+        }
+        double acc = bias ? static_cast<double>(bias->view<float>()[static_cast<size_t>(oc)]) : 0.0;
+        for (int64_t kp = 0; kp < k_size; ++kp) {
+          int64_t in_off = 0;
+          bool inside = true;
+          for (int64_t r = kp, d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+            const auto du = static_cast<size_t>(d);
+            k[du] = r % attrs->kernel[du];
+            r /= attrs->kernel[du];
+          }
+          for (size_t d = 0; d < rank && inside; ++d) {
+            const int64_t i = o[d] * attrs->strides[d] - pads[d].begin + k[d] * attrs->dilations[d];
+            inside = i >= 0 && i < in_sp[d];
+            in_off = in_off * in_sp[d] + i;
+          }
+          if (!inside) continue;
+          for (int64_t ic = 0; ic < icg; ++ic) {
+            const float xval =
+                xv[static_cast<size_t>((n * xs[1] + g * icg + ic) * in_size + in_off)];
+            const float wval = wv[static_cast<size_t>((oc * icg + ic) * k_size + kp)];
+            acc += static_cast<double>(xval) * static_cast<double>(wval);
+          }
+        }
+        yv[static_cast<size_t>((n * ws[0] + oc) * out_size + op)] = static_cast<float>(acc);
+      }
+    }
+  }
+  return single(std::move(y));
+}
+
 HostOutputs conv(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
@@ -128,6 +203,8 @@ HostOutputs conv(const OpCall& c) {
   const NpyArray* bias = optional_input(c, 2);
   NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
   NPU_TRY(need_dtype(c, **w, {DType::kFloat32}, "weights"));
+  if (bias) NPU_TRY(need_dtype(c, *bias, {DType::kFloat32}, "bias"));
+  if ((*x)->shape.size() > 4) return conv_nd(c, **x, **w, bias);
   auto g = conv_geometry(c, (*x)->shape, (*w)->shape);
   if (!g) return g.error();
   if (bias) {

@@ -252,6 +252,21 @@ Expected<Storage> Lowering::storage_in_perm(ValueId v, const Perm& perm) {
   auto s = get(v);
   if (!s) return s.error();
   if (s->perm == perm) return *s;
+  // Only dims of size 1 move (e.g. [N,1,1,C] channels-last vs [N,C,1,1]): same bytes.
+  auto d0 = dims(v);
+  if (!d0) return d0.error();
+  auto non_unit = [&](const Perm& p) {
+    std::vector<int> order;
+    for (int l : p) {
+      if ((*d0)[static_cast<size_t>(l)] != 1) order.push_back(l);
+    }
+    return order;
+  };
+  if (non_unit(s->perm) == non_unit(perm)) {
+    Storage same = *s;
+    same.perm = perm;
+    return same;
+  }
   auto src = desc(v, *s);
   if (!src) return src.error();
   // Stored dim j of the result is logical dim perm[j], i.e. stored dim inv[perm[j]] of v.

@@ -47,7 +47,7 @@
 //   Slice, Pad, Tile, Expand, Squeeze, Unsqueeze, Cast, Shape, Size, Range, ConstantOfShape,
 //   Where, Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Floor, Ceil,
 //   Round).
-// Not supported: float16 arithmetic, 3-D convolution.
+// Not supported: float16 arithmetic. Float Conv of 3 or more spatial dims runs as a direct loop.
 //
 // Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
 // number, string -> JSON string, ints/floats/strings -> arrays of those, a TENSOR attribute
