@@ -124,36 +124,79 @@ Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
   return make_error(EINVAL, source + ": lowering did not converge");
 }
 
+namespace {
+
+/// Whether every row of a dynamic batch `symbol` is computed independently: the symbol is dim
+/// 0 (and only dim 0) of every graph input and output and of every non-constant tensor a node
+/// reads or writes, and no softmax normalizes across dim 0. Then a package compiled for batch 1
+/// can run a batch of N as N slices.
+bool batch_rows_independent(const Graph& g, const std::string& symbol) {
+  auto leading_only = [&](ValueId v) {
+    const Value& val = g.value(v);
+    if (val.is_constant()) return true;
+    if (!val.shape || val.shape->empty() || (*val.shape)[0].symbol != symbol) return false;
+    for (size_t i = 1; i < val.shape->size(); ++i) {
+      if (!(*val.shape)[i].is_static()) return false;
+    }
+    return true;
+  };
+  for (const auto* list : {&g.inputs, &g.outputs}) {
+    for (ValueId v : *list) {
+      if (!leading_only(v)) return false;
+    }
+  }
+  for (const Node& n : g.nodes) {
+    for (const auto* list : {&n.inputs, &n.outputs}) {
+      for (ValueId v : *list) {
+        if (v >= 0 && !leading_only(v)) return false;
+      }
+    }
+    if (n.op_type == "Softmax" || n.op_type == "LogSoftmax" || n.op_type == "Hardmax") {
+      const auto rank = static_cast<int64_t>(g.value(n.input(0)).shape->size());
+      int64_t axis = n.attr_int("axis", n.opset < 13 ? 1 : -1);
+      if (axis < 0) axis += rank;
+      if (axis == 0) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptions& options) {
   auto g = import_onnx(path, options.import);
   if (!g) return g.error();
-  // Symbolic dims nobody bound (a dynamic batch): compile for size 1 and keep the symbol on
-  // the graph's inputs and outputs, so the runtime runs a larger batch slice by slice.
+  // Symbolic dims nobody bound: compile for size 1. When the symbol is a batch whose rows are
+  // independent, keep it on the graph's inputs and outputs, so the runtime runs a larger batch
+  // slice by slice; otherwise the package is for size 1 only (bind the size with --dim).
   ImportOptions bound = options.import;
-  std::map<std::string, Shape> symbolic;
+  std::set<std::string> symbols;
   for (const auto* list : {&g->inputs, &g->outputs}) {
     for (ValueId v : *list) {
       const Value& val = g->value(v);
       if (!val.shape) continue;
       for (const Dim& d : *val.shape) {
-        if (d.is_static() || d.symbol.empty()) continue;
-        bound.dim_values.emplace(d.symbol, 1);
-        symbolic[val.name] = *val.shape;
+        if (!d.is_static() && !d.symbol.empty()) symbols.insert(d.symbol);
       }
     }
   }
-  if (symbolic.empty()) return compile_graph(std::move(*g), options, path);
+  if (symbols.empty()) return compile_graph(std::move(*g), options, path);
+  std::map<std::string, Shape> dynamic;  // graph inputs/outputs keeping a symbolic batch
+  for (const std::string& sym : symbols) {
+    bound.dim_values.emplace(sym, 1);
+    if (symbols.size() != 1 || !batch_rows_independent(*g, sym)) continue;
+    for (const auto* list : {&g->inputs, &g->outputs}) {
+      for (ValueId v : *list) dynamic[g->value(v).name] = *g->value(v).shape;
+    }
+  }
   g = import_onnx(path, bound);
   if (!g) return g.error();
   auto r = compile_graph(std::move(*g), options, path);
   if (!r) return r;
   for (auto& t : r->package.metadata.tensors) {
-    auto it = symbolic.find(t.name);
-    if (it == symbolic.end() || it->second.size() != t.shape.size()) continue;
-    for (size_t i = 0; i < t.shape.size(); ++i) {
-      const Dim& d = it->second[i];
-      if (!d.is_static() && !d.symbol.empty()) t.shape[i] = format::Dim::named(d.symbol);
-    }
+    auto it = dynamic.find(t.name);
+    if (it == dynamic.end() || it->second.size() != t.shape.size()) continue;
+    t.shape[0] = format::Dim::named(it->second[0].symbol);
   }
   if (auto v = format::validate_package(r->package, path, &options.device); !v) {
     return make_error(v.error().code, "internal error: " + v.error().message);

@@ -11,6 +11,8 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -122,7 +124,10 @@ int main(int argc, char** argv) {
     fmt::print("{:<9} {:<14} {:<14} {:>5.1f}% {:>10} {:>9.3f} {}\n", s.name, s.class_name, pred,
                100.0 / sum, st.device_cycles, double(st.wall_ns) / 1e6, ok ? "ok" : "WRONG");
     if (!trace.empty() && &s == &labels.front()) {
-      if (auto w = model->write_trace(trace); !w) return fail(w.error().message);
+      npu::TraceOptions to;
+      to.clock_hz = dev->params().clock_hz;
+      if (auto engines = dev->engine_info(); engines) to.engines = *engines;
+      if (auto w = model->write_trace(trace, to); !w) return fail(w.error().message);
     }
   }
   const size_t count = labels.size();

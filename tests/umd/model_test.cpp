@@ -103,7 +103,7 @@ Package relu_softmax_package(uint32_t n = 8, std::string out_name = "y",
                  {},
                  TensorLocation{"act", 0, bytes, Layout::kPlain, {}}},
       TensorInfo{
-          out_name, DType::kFloat32, {Dim::fixed(1), Dim::fixed(n)}, TensorRole::kOutput, {}, {}},
+          out_name, DType::kFloat32, {x_shape[0], Dim::fixed(n)}, TensorRole::kOutput, {}, {}},
   };
   Segment dev;
   dev.kind = SegmentKind::kDevice;

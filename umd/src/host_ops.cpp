@@ -601,6 +601,11 @@ Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
       }
       out = (*fn)(call);
     }
+    if (out) {
+      for (const format::NpyArray& a : *out) {  // shape and data must agree before anyone copies
+        NPU_TRY(format::check_npy(a, std::string(op_type) + ": output"));
+      }
+    }
     if (out && out->size() != num_outputs) {
       return make_error(EINVAL, std::string(op_type) + ": produces " + std::to_string(out->size()) +
                                     " outputs, " + std::to_string(num_outputs) + " expected");

@@ -459,11 +459,24 @@ Expected<std::map<std::string, format::NpyArray>> Model::run(
       slice[name] = batched ? slice_rows(a, first, compiled) : a;
     }
     auto r = run_once(slice, options);
-    if (!r)
+    if (!r) {
+      for (auto& seg : stats_.segments) total.segments.push_back(std::move(seg));
+      total.device_cycles += stats_.device_cycles;
+      total.wall_ns = static_cast<uint64_t>(monotonic_ns() - t0);
+      stats_ = std::move(total);  // the stats up to the failure
       return make_error(r.error().code, r.error().message + " (batch rows " +
                                             std::to_string(first) + ".." +
                                             std::to_string(first + compiled - 1) + ")");
+    }
     for (auto& [name, a] : *r) {
+      const bool batched = std::any_of(outputs_.begin(), outputs_.end(), [&](const TensorDesc& d) {
+        return d.name == name && !d.shape.empty() && d.shape[0].symbolic();
+      });
+      if (!batched) {
+        return make_error(EINVAL, name_ + ": output '" + name +
+                                      "' has no dynamic batch dim: run a batch of " +
+                                      std::to_string(compiled) + " at a time");
+      }
       auto [it, fresh] = outputs.emplace(name, a);
       if (fresh) continue;
       if (a.shape.empty() || it->second.shape.size() != a.shape.size()) {

@@ -58,10 +58,6 @@ std::string host_attributes(const Node& n) {
   return j.dump();
 }
 
-std::string engine_label(uint8_t engine) {
-  return engine == NPU_ENGINE_MATRIX ? "matrix" : engine == NPU_ENGINE_VECTOR ? "vector" : "dma";
-}
-
 }  // namespace
 
 Perm identity_perm(size_t rank) {
@@ -80,32 +76,30 @@ Perm channels_last_perm(size_t rank) {
 }
 
 Expected<uint8_t> npu_dtype(DType t, const std::string& what) {
-  switch (t) {
-    case DType::kFloat32:
-      return uint8_t{NPU_DTYPE_FP32};
-    case DType::kInt8:
-      return uint8_t{NPU_DTYPE_INT8};
-    case DType::kUInt8:
-      return uint8_t{NPU_DTYPE_UINT8};
-    case DType::kInt32:
-      return uint8_t{NPU_DTYPE_INT32};
-    default:
-      return make_error(EINVAL, what + ": " + dtype_name(t) + " is not a device type");
-  }
+  const auto f = to_format_dtype(t);
+  const uint8_t d = f ? format::isa_dtype(*f) : 0;
+  if (d == 0) return make_error(EINVAL, what + ": " + dtype_name(t) + " is not a device type");
+  return d;
 }
 
 Lowering::Lowering(const Graph& graph, const LowerOptions& o)
     : g(graph), opt(o), storage(graph.num_values()) {}
 
 uint64_t Lowering::add_constant(std::span<const std::byte> bytes) {
-  // Share identical blobs (a bias used twice, repeated qparams).
-  for (uint64_t off = 0; off + bytes.size() <= constants.size(); off += 64) {
-    if (bytes.empty() || std::memcmp(constants.data() + off, bytes.data(), bytes.size()) == 0)
+  // Identical blobs (a bias used twice, repeated qparams) are stored once.
+  const std::string_view key(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const size_t h = std::hash<std::string_view>{}(key);
+  auto [first, last] = blob_index.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    const uint64_t off = it->second;
+    if (off + bytes.size() <= constants.size() &&
+        (bytes.empty() || std::memcmp(constants.data() + off, bytes.data(), bytes.size()) == 0))
       return kConstantsVa + off;
   }
   const uint64_t off = align64(constants.size());
   constants.resize(off + bytes.size());
-  std::memcpy(constants.data() + off, bytes.data(), bytes.size());
+  if (!bytes.empty()) std::memcpy(constants.data() + off, bytes.data(), bytes.size());
+  blob_index.emplace(h, off);
   return kConstantsVa + off;
 }
 
@@ -494,7 +488,7 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
         format::LayerReport r;
         r.name = l.name;
         r.op = l.op;
-        r.engine = engine_label(l.engine);
+        r.engine = isa::engine_name(l.engine);
         r.tiles = l.tiles;
         r.macs = l.macs;
         r.bytes = l.bytes_in + l.bytes_out;

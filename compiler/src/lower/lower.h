@@ -12,6 +12,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -68,6 +69,7 @@ class Lowering {
   static constexpr uint64_t kConstantsVa = 0x80'0000'0000ull;
   static constexpr uint64_t kArenaVa = 0x1'0000'0000ull;
   std::vector<std::byte> constants;
+  std::unordered_multimap<size_t, uint64_t> blob_index;  // hash of a blob -> its offset
   /// Appends `bytes` (64-byte aligned) and returns its device VA; identical blobs are shared.
   uint64_t add_constant(std::span<const std::byte> bytes);
   /// A graph constant stored plainly (ONNX order) in the constants buffer, converted to

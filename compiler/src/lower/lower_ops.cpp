@@ -76,7 +76,6 @@ std::optional<Act> act_of(const std::string& op, const Node* n) {
   if (op == "Abs") return Act{NPU_ACT_ABS, 0, 0};
   if (op == "Neg") return Act{NPU_ACT_NEG, 0, 0};
   if (op == "Reciprocal") return Act{NPU_ACT_RECIPROCAL, 0, 0};
-  if (op == "Gelu") return Act{NPU_ACT_GELU, 0, 0};
   if (op == "Clip") return Act{NPU_ACT_CLIP, -codegen::kInf, codegen::kInf};
   return std::nullopt;
 }
@@ -84,7 +83,7 @@ std::optional<Act> act_of(const std::string& op, const Node* n) {
 /// A fused activation of a float Conv/MatMul: a clamp when it is one (Relu, Clip), else an
 /// ACTIVATION layer on the output in place.
 template <typename Op>
-Expected<void> fused_activation(Lowering& L, const Node& n, Op& op, std::optional<Act>& post) {
+Expected<void> fused_activation(const Node& n, Op& op, std::optional<Act>& post) {
   if (!n.activation) return ok();
   const FusedActivation& f = *n.activation;
   if (f.op_type == "Relu") {
@@ -100,7 +99,6 @@ Expected<void> fused_activation(Lowering& L, const Node& n, Op& op, std::optiona
   if (!post) return make_error(EINVAL, "fused activation " + f.op_type + " is not supported");
   if (f.op_type == "LeakyRelu" || f.op_type == "Elu") post->alpha = f.alpha;
   if (f.op_type == "HardSigmoid") post->alpha = f.alpha, post->beta = f.beta;
-  (void)L;
   return ok();
 }
 
@@ -272,7 +270,7 @@ Expected<void> lower_conv(Lowering& L, const Node& n) {
       if (!b) return b.error();
       op.chan_va = L.add_constant(bytes_of(*b));
     }
-    NPU_TRY(fused_activation(L, n, op, post));
+    NPU_TRY(fused_activation(n, op, post));
   } else {
     if (n.activation) return make_error(EINVAL, "fused activation on an integer conv");
     auto q = int_params(g, n, OC, ci);
@@ -342,7 +340,7 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
         add_after = c;
       }
     }
-    NPU_TRY(fused_activation(L, n, op, post));
+    NPU_TRY(fused_activation(n, op, post));
     if (add_after && (op.fclamp_min != -codegen::kInf || op.fclamp_max != codegen::kInf))
       return make_error(EINVAL, "a clamp after a full-matrix C");
   } else {
@@ -359,8 +357,6 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
     e.op = NPU_ELTWISE_ADD;
     e.a = *out;
     e.output = *out;
-    auto cs = L.get(*add_after);
-    if (!cs) return cs.error();
     auto cv = L.logical_view(*add_after);
     if (!cv) return cv.error();
     e.b = *cv;
@@ -784,13 +780,14 @@ Expected<void> lower_pad(Lowering& L, const Node& n) {
   if (rank == 0) op.pad_before = {0};
   const DType t = L.g.value(x).dtype;
   if (n.input(2) >= 0) {
-    const TensorData* c = L.g.constant(n.input(2));
-    if (!c) return make_error(EINVAL, "constant_value is not constant");
     if (t == DType::kFloat32) {
-      const float f = c->to_floats().at(0);
-      std::memcpy(&op.fill_bits, &f, 4);
+      auto f = floats_n(L.g, n.input(2), 1, "constant_value");
+      if (!f) return f.error();
+      std::memcpy(&op.fill_bits, f->data(), 4);
     } else {
-      op.fill_bits = static_cast<uint32_t>(static_cast<int32_t>(c->to_ints().at(0)));
+      auto v = ints_n(L.g, n.input(2), 1, "constant_value");
+      if (!v) return v.error();
+      op.fill_bits = static_cast<uint32_t>(static_cast<int32_t>((*v)[0]));
     }
   }
   return L.layer(op, &codegen::emit_pad);

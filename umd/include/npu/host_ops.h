@@ -19,7 +19,7 @@
 //   flattened to 2-D at axis (default 1);
 // - MatMul (1-D, 2-D, batched with broadcast batch dims); Gemm (alpha, beta, transA, transB,
 //   optional C broadcast to [M, N]);
-// - Conv (1-D and 2-D: strides, pads, dilations, group incl. depthwise, auto_pad
+// - Conv (any spatial rank; 3+ as a direct loop: strides, pads, dilations, group incl. depthwise, auto_pad
 //   NOTSET/VALID/SAME_UPPER/SAME_LOWER, kernel_shape, optional bias);
 // - MaxPool (float32, int8, uint8; any spatial rank; strides, pads, dilations, ceil_mode,
 //   auto_pad, storage_order; num_outputs 2 adds int64 Indices, flat over N*C*spatial),
@@ -27,7 +27,8 @@
 //   GlobalAveragePool. With ceil_mode a window may not start in the end padding; averages with
 //   count_include_pad divide by the positions inside the padded input;
 // - BatchNormalization (epsilon; training_mode 1 uses batch statistics and may output
-//   running_mean and running_var with momentum); Dropout (inference: identity, mask all true);
+//   running_mean and running_var with momentum); Dropout (identity, mask all true; training mode only
+//   with ratio 0, a random ratio is refused);
 // - ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1,
 //   ReduceL2 (float32, float64, int8, uint8, int32, int64; integer Mean/L2 truncate),
 //   ReduceLogSum, ReduceLogSumExp (float): axes from the attribute or from input 1, keepdims,
@@ -47,7 +48,7 @@
 //   Slice, Pad, Tile, Expand, Squeeze, Unsqueeze, Cast, Shape, Size, Range, ConstantOfShape,
 //   Where, Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Floor, Ceil,
 //   Round).
-// Not supported: float16 arithmetic. Float Conv of 3 or more spatial dims runs as a direct loop.
+// Not supported: float16 arithmetic; ConvInteger/QLinearConv of 3+ spatial dims.
 //
 // Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
 // number, string -> JSON string, ints/floats/strings -> arrays of those, a TENSOR attribute

@@ -4,8 +4,8 @@
 // (format::read_package), checks every buffer's fixed address against the device's VA range
 // and alignment, allocates each buffer at its address (constants filled from their section
 // and device read-only, the others zeroed) and creates a Context. run() checks each input's
-// dtype and shape (a symbolic dim binds to the size given; a symbolic dim of a tensor that
-// lives in a device buffer must equal the size the package was compiled for), writes the
+// dtype and shape (a symbolic dim binds to the size given; a dynamic batch larger than the
+// compiled one runs slice by slice, see run()), writes the
 // inputs into their buffer locations (plain C order, explicit strides, or NCHW tensors stored
 // NHWC), runs the segments in order — device segments submit their command buffer with the
 // buffers they list and wait; host segments run their ONNX op with the host ops of

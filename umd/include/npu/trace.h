@@ -24,7 +24,8 @@
 
 namespace npu {
 
-/// A span of host work (a model's host segment) shown on its own "host" track (tid 100),
+/// A span of host work (a model's host segment) shown on its own "host" track (tid 100, events
+/// with "cat": "host"),
 /// in the same device-cycle time base as the engines.
 struct HostSpan {
   std::string name;
