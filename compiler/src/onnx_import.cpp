@@ -172,6 +172,16 @@ Expected<void> check_nodes(onnx::ModelProto& m, const std::map<std::string, int6
         return make_error(
             ENOTSUP, node_label(n) + ": subgraph attribute '" + a.name() + "' is not supported");
       }
+      // ONNX shape inference divides by these: a zero or negative one must not reach it.
+      if ((a.name() == "strides" || a.name() == "dilations" || a.name() == "kernel_shape") &&
+          a.type() == onnx::AttributeProto::INTS) {
+        for (int64_t v : a.ints()) {
+          if (v < 1) {
+            return make_error(EINVAL, node_label(n) + ": attribute " + a.name() + " has " +
+                                          std::to_string(v) + " (must be >= 1)");
+          }
+        }
+      }
     }
     try {
       onnx::checker::check_node(n, ctx, lex);

@@ -361,8 +361,10 @@ QuantParams activation_qparams(TensorRange r) {
   const float lo = std::min(r.min, 0.0f), hi = std::max(r.max, 0.0f);
   QuantParams p;
   if (!(hi > lo) || !std::isfinite(hi - lo)) {
+    // An empty or unrepresentable range: scale 1, zero point clamped in double (no overflow).
     p.scale = 1.0f;
-    p.zero_point = std::clamp(static_cast<int32_t>(std::lround(-128.0f - lo)), kQMin, kQMax);
+    const double zp = std::isfinite(lo) ? std::round(-128.0 - double(lo)) : double(kQMin);
+    p.zero_point = static_cast<int32_t>(std::clamp(zp, double(kQMin), double(kQMax)));
     return p;
   }
   p.scale = (hi - lo) / 255.0f;

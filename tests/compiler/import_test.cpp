@@ -84,6 +84,23 @@ TEST(OnnxImport, ConstantNodeBecomesConstantValue) {
   ASSERT_TRUE(g->value(g->find_value("two")).is_constant());
 }
 
+TEST(OnnxImport, ZeroStrideOrKernelIsAnErrorNotACrash) {
+  // ONNX's own shape inference divides by these; the importer refuses them first.
+  for (const char* key : {"strides", "kernel_shape"}) {
+    ModelBuilder b;
+    b.input("x", {int64_t{1}, int64_t{1}, int64_t{8}, int64_t{8}});
+    auto& n = b.node("MaxPool", {"x"}, {"y"}, "p");
+    ModelBuilder::attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+    ModelBuilder::attr(n, key, std::vector<int64_t>{0, 2});
+    b.output("y");
+    auto g = b.import();
+    ASSERT_FALSE(g) << key;
+    const std::string want =
+        std::string(": node 'p' (MaxPool): attribute ") + key + " has 0 (must be >= 1)";
+    EXPECT_NE(g.error().message.find(want), std::string::npos) << g.error().message;
+  }
+}
+
 TEST(OnnxImport, SymbolicBatchStaysSymbolicWithoutBinding) {
   ModelBuilder b;
   b.input("x", {std::string("N"), int64_t{3}, int64_t{8}, int64_t{8}});

@@ -93,7 +93,7 @@ Expected<std::map<std::string, format::NpyArray>> run_calibration(const compiler
                                   in.name + "' is " + format::dtype_name(in.dtype));
   }
   const bool fits = !dims.empty() && x.shape.size() == dims.size() && dims[0] > 0 &&
-                    x.shape[0] % dims[0] == 0 &&
+                    x.shape[0] > 0 && x.shape[0] % dims[0] == 0 &&
                     std::equal(dims.begin() + 1, dims.end(), x.shape.begin() + 1);
   if (!fits) {
     return make_error(EINVAL, file + ": shape " + dims_text(x.shape) + " does not match input '" +

@@ -652,7 +652,7 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
   format::BufferInfo cb;
   cb.name = "constants";
   cb.kind = format::BufferKind::kConstants;
-  cb.size = std::max<uint64_t>(L.constants.size(), 64);
+  cb.size = align64(L.constants.size()) + 64;  // room for empty tensors at the end
   cb.address = Lowering::kConstantsVa;
   cb.section = static_cast<uint32_t>(pkg.sections.size());
   pkg.sections.push_back({format::SectionKind::kConstants, "constants", std::move(L.constants)});
