@@ -43,6 +43,7 @@ struct Options {
   std::string data = NPU_ONNX_TESTDATA_DIR;
   std::vector<std::string> filters;
   std::string expected_failures, json, device;
+  size_t min_passed = 0, min_on_device = 0;
   bool list = false, no_fork = false, host_only = false;
   int jobs = 1;
   double timeout_s = 120;
@@ -345,6 +346,10 @@ int main(int argc, char** argv) {
                  "tests known to fail, one name per line, '# reason' comments");
   app.add_flag("--list", o.list, "print one line per test: status, name, reason");
   app.add_option("--json", o.json, "write the results as JSON to FILE");
+  app.add_option("--min-passed", o.min_passed,
+                 "fail unless at least N tests pass (a test turning into a SKIP is a regression)");
+  app.add_option("--min-on-device", o.min_on_device,
+                 "fail unless at least N passing tests ran operators on the NPU");
   app.add_option("-j,--jobs", o.jobs, "tests run at a time")->check(CLI::Range(1, 256));
   app.add_option("--timeout", o.timeout_s, "seconds a test may take (forked runs)")
       ->check(CLI::PositiveNumber)
@@ -469,5 +474,17 @@ int main(int argc, char** argv) {
     f << j.dump(2) << "\n";
     if (!f) return usage_error(o.json + ": cannot write");
   }
-  return fail == 0 && stale == 0 ? 0 : 1;
+  bool floor_ok = true;
+  if (passed < o.min_passed) {
+    std::cout << "onnx conformance: " << passed << " passed, below the floor of " << o.min_passed
+              << " (--min-passed)\n";
+    floor_ok = false;
+  }
+  if (on_device < o.min_on_device) {
+    std::cout << "onnx conformance: " << on_device
+              << " passing tests used the NPU, below the floor of " << o.min_on_device
+              << " (--min-on-device)\n";
+    floor_ok = false;
+  }
+  return fail == 0 && stale == 0 && floor_ok ? 0 : 1;
 }
