@@ -20,12 +20,19 @@ build: deps $(BUILD)/CMakeCache.txt
 
 # The main demo: compile the Fashion-MNIST classifier that ships in models/ (per-layer
 # report), then classify its sample images on the emulated NPU (predicted vs true labels,
-# cycles, engine utilization).
+# cycles, engine utilization); then the same in int8.
 demo: build
 	./$(BUILD)/tools/npu-compile/npu-compile models/fashion_mnist/fashion_mnist.onnx \
 	    -o $(BUILD)/fashion_mnist.npub --report
 	@echo
 	./$(BUILD)/examples/classify/npu-classify $(BUILD)/fashion_mnist.npub \
+	    models/fashion_mnist/samples
+	@echo
+	@echo "# The same model quantized to int8 (post-training, 64 calibration images):"
+	./$(BUILD)/tools/npu-compile/npu-compile models/fashion_mnist/fashion_mnist.onnx \
+	    -o $(BUILD)/fashion_mnist_int8.npub --quantize int8 \
+	    --calibration models/fashion_mnist/calibration.npy
+	./$(BUILD)/examples/classify/npu-classify $(BUILD)/fashion_mnist_int8.npub \
 	    models/fashion_mnist/samples
 
 # The device self-test (raw command buffers on every engine, checked against the reference).
