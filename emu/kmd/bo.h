@@ -23,6 +23,9 @@ inline constexpr uint64_t round_up(uint64_t v, uint64_t align) {
   return (v + align - 1) / align * align;
 }
 
+/// BOs (and user mappings) up to this size are pre-faulted with MAP_POPULATE.
+inline constexpr uint64_t kPopulateLimit = 256ull << 20;
+
 class BoMemory {
  public:
   /// Allocates `size` zero-filled bytes (size already page rounded). ENOMEM on failure.

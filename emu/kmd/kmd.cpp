@@ -196,7 +196,10 @@ void* Kmd::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t of
     errno = EINVAL;
     return MAP_FAILED;
   }
-  return ::mmap(addr, length, prot, flags, mem->fd(), 0);
+  // Pre-fault the pages (one call instead of a fault per 4 KiB page on first touch); very
+  // large mappings stay lazy.
+  const int populate = length <= kmd::kPopulateLimit ? MAP_POPULATE : 0;
+  return ::mmap(addr, length, prot, flags | populate, mem->fd(), 0);
 }
 
 int Kmd::munmap(void* addr, size_t length) {
