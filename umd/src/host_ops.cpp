@@ -1,19 +1,20 @@
 // Host ops over the reference operators (see npu/host_ops.h): the public entry points, which
-// look an op type up in the per-file tables (host_ops_common.h, host_ops_tensor.h), and the
-// elementwise, softmax and shape ops.
+// look an op type up in the per-file tables (host_ops_common.h), and the elementwise, softmax
+// and shape ops.
 #include "npu/host_ops.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <type_traits>
 
 #include "host_ops_common.h"
-#include "host_ops_tensor.h"
 #include "npu/ref/scalar.h"
 #include "npu/ref/softmax.h"
 
@@ -166,13 +167,12 @@ OpFn unary(Unary u) {
 
 Expected<NpyArray> binary_values(const OpCall& c, uint8_t op, const NpyArray& a,
                                  const NpyArray& b) {
-  if (a.dtype != b.dtype) {
-    return op_error(c, std::string("inputs have different dtypes ") + format::dtype_name(a.dtype) +
-                           " and " + format::dtype_name(b.dtype));
-  }
+  NPU_TRY(need_same_dtype(c, a, b));
   auto shape = broadcast(c, a.shape, b.shape);
   if (!shape) return shape.error();
-  NpyArray out = NpyArray::zeros(a.dtype, *shape);
+  auto alloc = alloc_output(c, a.dtype, *shape);
+  if (!alloc) return alloc.error();
+  NpyArray out = std::move(*alloc);
   const auto sa = broadcast_strides(a.shape, *shape);
   const auto sb = broadcast_strides(b.shape, *shape);
   auto r = dispatch(c, a, [&]<typename T>(T) -> HostOutputs {
@@ -538,12 +538,13 @@ const OpTable& elementwise_host_ops() {
 
 namespace {
 
-std::array<const detail::OpTable*, 3> arithmetic_tables() {
-  return {&detail::elementwise_host_ops(), &detail::nn_host_ops(), &detail::quant_host_ops()};
+std::array<const detail::OpTable*, 4> op_tables() {
+  return {&detail::elementwise_host_ops(), &detail::nn_host_ops(), &detail::quant_host_ops(),
+          &detail::tensor_host_ops()};
 }
 
-const detail::OpFn* find_arithmetic(std::string_view op_type) {
-  for (const detail::OpTable* t : arithmetic_tables()) {
+const detail::OpFn* find_op(std::string_view op_type) {
+  for (const detail::OpTable* t : op_tables()) {
     if (auto it = t->find(op_type); it != t->end()) return &it->second;
   }
   return nullptr;
@@ -552,16 +553,14 @@ const detail::OpFn* find_arithmetic(std::string_view op_type) {
 }  // namespace
 
 bool host_op_supported(std::string_view op_type) {
-  const auto& tensor = detail::tensor_host_ops();
-  return find_arithmetic(op_type) != nullptr || tensor.find(op_type) != tensor.end();
+  return find_op(op_type) != nullptr;
 }
 
 std::vector<std::string> host_op_names() {
   std::vector<std::string> names;
-  for (const detail::OpTable* t : arithmetic_tables()) {
+  for (const detail::OpTable* t : op_tables()) {
     for (const auto& [name, fn] : *t) names.push_back(name);
   }
-  for (const auto& [name, fn] : detail::tensor_host_ops()) names.push_back(name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
@@ -571,10 +570,8 @@ Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
                                                     std::string_view attributes,
                                                     std::span<const format::NpyArray* const> inputs,
                                                     size_t num_outputs) {
-  const detail::OpFn* fn = find_arithmetic(op_type);
-  const auto& tensor = detail::tensor_host_ops();
-  const auto tensor_it = tensor.find(op_type);
-  if (fn == nullptr && tensor_it == tensor.end()) {
+  const detail::OpFn* fn = find_op(op_type);
+  if (fn == nullptr) {
     return make_error(ENOTSUP, "host op '" + std::string(op_type) + "' is not supported");
   }
   const detail::json attrs =
@@ -584,23 +581,18 @@ Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
     return make_error(EINVAL, std::string(op_type) + ": attributes are not a JSON object");
   }
   try {
-    Expected<std::vector<format::NpyArray>> out = std::vector<format::NpyArray>{};
-    if (fn == nullptr) {
-      out = tensor_it->second(op_type, attrs, inputs, num_outputs);
-    } else {
-      for (const format::NpyArray* in : inputs) {
-        if (in == nullptr) continue;
-        NPU_TRY(format::check_npy(*in, std::string(op_type) + ": input"));
-      }
-      detail::OpCall call{std::string(op_type), attrs, inputs, num_outputs};
-      if (attrs.contains("_opset")) {
-        if (!attrs["_opset"].is_number_integer()) {
-          return make_error(EINVAL, std::string(op_type) + ": attribute _opset: not an integer");
-        }
-        call.opset = attrs["_opset"].get<int64_t>();
-      }
-      out = (*fn)(call);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] == nullptr) continue;
+      NPU_TRY(format::check_npy(*inputs[i], std::string(op_type) + ": input " + std::to_string(i)));
     }
+    detail::OpCall call{std::string(op_type), attrs, inputs, num_outputs};
+    if (attrs.contains("_opset")) {
+      if (!attrs["_opset"].is_number_integer()) {
+        return make_error(EINVAL, std::string(op_type) + ": attribute _opset: not an integer");
+      }
+      call.opset = attrs["_opset"].get<int64_t>();
+    }
+    Expected<std::vector<format::NpyArray>> out = (*fn)(call);
     if (out) {
       for (const format::NpyArray& a : *out) {  // shape and data must agree before anyone copies
         NPU_TRY(format::check_npy(a, std::string(op_type) + ": output"));
@@ -611,7 +603,9 @@ Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
                                     " outputs, " + std::to_string(num_outputs) + " expected");
     }
     return out;
-  } catch (const std::exception& e) {  // allocation failures, JSON type errors
+  } catch (const std::bad_alloc&) {
+    return make_error(ENOMEM, std::string(op_type) + ": out of memory");
+  } catch (const std::exception& e) {  // JSON type errors; none expected
     return make_error(EINVAL, std::string(op_type) + ": " + e.what());
   }
 }

@@ -59,12 +59,22 @@ Expected<void> need_scalar(const OpCall& c, const NpyArray& a, const char* what)
                   std::string(what) + " must have one element, got shape " + shape_text(a.shape));
 }
 
+Expected<void> need_same_dtype(const OpCall& c, const NpyArray& a, const NpyArray& b) {
+  if (a.dtype == b.dtype) return npu::ok();
+  return op_error(c, std::string("inputs have different dtypes ") + format::dtype_name(a.dtype) +
+                         " and " + format::dtype_name(b.dtype));
+}
+
 Expected<int64_t> int_attr(const OpCall& c, const char* name, int64_t def) {
   if (!c.attrs.contains(name)) return def;
+  return required_int_attr(c, name);
+}
+
+Expected<int64_t> required_int_attr(const OpCall& c, const char* name) {
+  if (!c.attrs.contains(name)) return op_error(c, std::string("missing attribute '") + name + "'");
   const json& v = c.attrs[name];
-  if (!v.is_number_integer()) {
-    return op_error(c, std::string("attribute ") + name + ": not an integer");
-  }
+  if (!v.is_number_integer())
+    return op_error(c, std::string("attribute ") + name + " is not an int");
   return v.get<int64_t>();
 }
 
@@ -78,19 +88,20 @@ Expected<float> float_attr(const OpCall& c, const char* name, float def) {
 Expected<std::string> string_attr(const OpCall& c, const char* name, const char* def) {
   if (!c.attrs.contains(name)) return std::string(def);
   const json& v = c.attrs[name];
-  if (!v.is_string()) return op_error(c, std::string("attribute ") + name + ": not a string");
+  if (!v.is_string()) return op_error(c, std::string("attribute ") + name + " is not a string");
   return v.get<std::string>();
 }
 
 Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name) {
   if (!c.attrs.contains(name)) return std::optional<std::vector<int64_t>>{};
   const json& v = c.attrs[name];
-  if (!v.is_array()) return op_error(c, std::string("attribute ") + name + ": not a list");
+  const auto not_ints = [&] {
+    return op_error(c, std::string("attribute ") + name + " is not a list of ints");
+  };
+  if (!v.is_array()) return not_ints();
   std::vector<int64_t> out;
   for (const json& e : v) {
-    if (!e.is_number_integer()) {
-      return op_error(c, std::string("attribute ") + name + ": not a list of integers");
-    }
+    if (!e.is_number_integer()) return not_ints();
     out.push_back(e.get<int64_t>());
   }
   return std::optional<std::vector<int64_t>>{std::move(out)};
@@ -104,6 +115,29 @@ Expected<size_t> norm_axis(const OpCall& c, int64_t axis, size_t rank, bool incl
         c, "axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   }
   return static_cast<size_t>(a);
+}
+
+Expected<void> check_output(const OpCall& c, DType t, const Shape& shape) {
+  uint64_t bytes = format::dtype_size(t);
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return op_error(c, "output shape " + shape_text(shape) + " has a negative dimension");
+    empty = empty || d == 0;
+  }
+  for (int64_t d : shape) {
+    if (empty) break;
+    if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
+        bytes > kMaxOutputBytes) {
+      return op_error(c, "output shape " + shape_text(shape) + " is too large");
+    }
+  }
+  return npu::ok();
+}
+
+Expected<NpyArray> alloc_output(const OpCall& c, DType t, Shape shape) {
+  NPU_TRY(check_output(c, t, shape));
+  return NpyArray::zeros(t, std::move(shape));
 }
 
 namespace {
@@ -155,16 +189,21 @@ int64_t int_at(const NpyArray& a, int64_t i) {
   }
 }
 
-Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b) {
-  const size_t rank = std::max(a.size(), b.size());
-  Shape out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return op_error(c, "shapes " + shape_text(a) + " and " + shape_text(b) + " do not broadcast");
+Expected<Shape> broadcast(const OpCall& c, std::initializer_list<const Shape*> shapes) {
+  size_t rank = 0;
+  for (const Shape* s : shapes) rank = std::max(rank, s->size());
+  Shape out(rank, 1);
+  for (const Shape* s : shapes) {
+    for (size_t i = 0; i < s->size(); ++i) {
+      int64_t& o = out[rank - s->size() + i];
+      const int64_t d = (*s)[i];
+      if (d != o && d != 1 && o != 1) {
+        std::string names;
+        for (const Shape* t : shapes) names += (names.empty() ? "" : " and ") + shape_text(*t);
+        return op_error(c, "shapes " + names + " do not broadcast");
+      }
+      if (o == 1) o = d;
     }
-    out[i] = da == 1 ? db : da;
   }
   return out;
 }

@@ -1,8 +1,10 @@
-// Private: what the arithmetic host-op files share (host_ops.cpp: the public entry points,
-// elementwise, softmax and shape ops; host_ops_nn.cpp: matmul, Gemm, convolution, pooling,
-// normalization and reductions; host_ops_quant.cpp: the quantized operators). Each file
-// exposes one table by ONNX op type; run_host_op() (npu/host_ops.h) looks an op up in them
-// and in detail::tensor_host_ops(). Every helper reports errors as "<op>: <what>".
+// Private: what the host-op files share (host_ops.cpp: the public entry points, elementwise,
+// softmax and shape ops; host_ops_nn.cpp: matmul, Gemm, convolution, pooling, normalization
+// and reductions; host_ops_quant.cpp: the quantized operators; host_ops_tensor.cpp: data
+// movement, shape and comparison ops). Each file exposes one table by ONNX op type;
+// run_host_op() (npu/host_ops.h) looks an op up in them after parsing "_opset" and checking
+// the inputs with check_npy(), and turns exceptions into errors (std::bad_alloc: ENOMEM).
+// Every helper reports errors as "<op>: <what>".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "npu/expected.h"
@@ -49,6 +52,7 @@ using OpTable = std::map<std::string, OpFn, std::less<>>;
 const OpTable& elementwise_host_ops();  // host_ops.cpp
 const OpTable& nn_host_ops();           // host_ops_nn.cpp
 const OpTable& quant_host_ops();        // host_ops_quant.cpp
+const OpTable& tensor_host_ops();       // host_ops_tensor.cpp
 
 // ---- errors, inputs, attributes ----
 
@@ -65,7 +69,11 @@ Expected<void> need_dtype(const OpCall& c, const NpyArray& a, std::initializer_l
                           const char* what = nullptr);
 /// Error unless `a` has exactly one element; `what` names it ("min").
 Expected<void> need_scalar(const OpCall& c, const NpyArray& a, const char* what);
+/// Error "<op>: inputs have different dtypes X and Y" unless a and b share a dtype.
+Expected<void> need_same_dtype(const OpCall& c, const NpyArray& a, const NpyArray& b);
 Expected<int64_t> int_attr(const OpCall& c, const char* name, int64_t def);
+/// An integer attribute without a default: error "<op>: missing attribute '<name>'".
+Expected<int64_t> required_int_attr(const OpCall& c, const char* name);
 Expected<float> float_attr(const OpCall& c, const char* name, float def);
 Expected<std::string> string_attr(const OpCall& c, const char* name, const char* def);
 Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name);
@@ -75,18 +83,30 @@ inline HostOutputs single(NpyArray a) {
   return std::vector<NpyArray>{std::move(a)};
 }
 
+// ---- outputs ----
+
+/// The largest output a host op allocates (4 GiB): a hostile shape (a huge pad, a Tile
+/// repeat) gives an error instead of an allocation the process cannot survive.
+inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 32;
+/// Error unless an output of dtype `t` and `shape` has no negative dimension and fits in
+/// kMaxOutputBytes.
+Expected<void> check_output(const OpCall& c, DType t, const Shape& shape);
+/// A zero-filled output, after check_output().
+Expected<NpyArray> alloc_output(const OpCall& c, DType t, Shape shape);
+
 // ---- typed element access ----
 
 /// Element i of an integer or float tensor as double / as int64 (floats truncate).
 double number_at(const NpyArray& a, int64_t i);
 int64_t int_at(const NpyArray& a, int64_t i);
 
-/// Runs f(T{}) for the element type T of `a`: any numeric dtype but float16 (float, double,
-/// int8..int64, uint8..uint64). bool and float16 give "<op>: dtype X is not supported". Callers
-/// narrow the accepted dtypes with need_dtype() first; f must compile for every T.
+/// Runs f(T{}) for the element type T of dtype `t`: any numeric dtype but float16 (float,
+/// double, int8..int64, uint8..uint64). bool and float16 give "<op>: dtype X is not
+/// supported". Callers narrow the accepted dtypes with need_dtype() first; f must compile for
+/// every T and return the same Expected type for each.
 template <typename F>
-HostOutputs dispatch(const OpCall& c, const NpyArray& a, F&& f) {
-  switch (a.dtype) {
+auto dispatch(const OpCall& c, DType t, F&& f) -> decltype(f(float{})) {
+  switch (t) {
     case DType::kFloat32:
       return f(float{});
     case DType::kFloat64:
@@ -108,8 +128,21 @@ HostOutputs dispatch(const OpCall& c, const NpyArray& a, F&& f) {
     case DType::kUint64:
       return f(uint64_t{});
     default:
-      return op_error(c, std::string("dtype ") + format::dtype_name(a.dtype) + " is not supported");
+      return op_error(c, std::string("dtype ") + format::dtype_name(t) + " is not supported");
   }
+}
+
+/// dispatch() on the dtype of `a`.
+template <typename F>
+auto dispatch(const OpCall& c, const NpyArray& a, F&& f) -> decltype(f(float{})) {
+  return dispatch(c, a.dtype, std::forward<F>(f));
+}
+
+/// dispatch() that also runs f(bool{}) for bool (only float16 is unsupported).
+template <typename F>
+auto dispatch_with_bool(const OpCall& c, DType t, F&& f) -> decltype(f(float{})) {
+  if (t == DType::kBool) return f(bool{});
+  return dispatch(c, t, std::forward<F>(f));
 }
 
 /// Error unless `a` is float32 or float64 (`int_ok`: or any integer dtype, bool excluded).
@@ -118,7 +151,11 @@ Expected<void> need_numeric(const OpCall& c, const NpyArray& a, bool int_ok,
 
 // ---- NumPy broadcasting ----
 
-Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b);
+/// The NumPy broadcast of the shapes, or "<op>: shapes A and B [and C...] do not broadcast".
+Expected<Shape> broadcast(const OpCall& c, std::initializer_list<const Shape*> shapes);
+inline Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b) {
+  return broadcast(c, {&a, &b});
+}
 /// Element strides of `s` seen as `out` (0 along broadcast dims).
 std::vector<int64_t> broadcast_strides(const Shape& s, const Shape& out);
 

@@ -150,7 +150,9 @@ HostOutputs conv_nd(const OpCall& c, const NpyArray& x, const NpyArray& w, const
     return op_error(c, "bias shape " + shape_text(bias->shape) + " does not match " +
                            std::to_string(ws[0]) + " output channels");
   }
-  NpyArray y = NpyArray::zeros(DType::kFloat32, out_shape);
+  auto alloc = alloc_output(c, DType::kFloat32, out_shape);
+  if (!alloc) return alloc.error();
+  NpyArray y = std::move(*alloc);
   const auto xv = x.view<float>();
   const auto wv = w.view<float>();
   auto yv = y.view<float>();
@@ -214,6 +216,7 @@ HostOutputs conv(const OpCall& c) {
                              std::to_string(g->s.out_c) + " output channels");
     }
   }
+  NPU_TRY(check_output(c, DType::kFloat32, g->out_shape));
   if (count(g->out_shape) == 0) return single(NpyArray::zeros(DType::kFloat32, g->out_shape));
   auto xn = conv_input_nhwc(c, **x, *g);
   if (!xn) return xn.error();
@@ -287,6 +290,7 @@ OpFn pool(uint8_t kind, bool global) {
       }
     }
     out_shape.insert(out_shape.end(), s.out.begin(), s.out.end());
+    NPU_TRY(check_output(c, with_indices ? DType::kInt64 : (*x)->dtype, out_shape));
     if (count(xs) == 0) {
       if (count(out_shape) != 0) return op_error(c, "input " + shape_text(xs) + " is empty");
       std::vector<NpyArray> outs{NpyArray::zeros((*x)->dtype, out_shape)};

@@ -19,16 +19,16 @@
 //   flattened to 2-D at axis (default 1);
 // - MatMul (1-D, 2-D, batched with broadcast batch dims); Gemm (alpha, beta, transA, transB,
 //   optional C broadcast to [M, N]);
-// - Conv (any spatial rank; 3+ as a direct loop: strides, pads, dilations, group incl. depthwise, auto_pad
-//   NOTSET/VALID/SAME_UPPER/SAME_LOWER, kernel_shape, optional bias);
+// - Conv (any spatial rank; 3+ as a direct loop: strides, pads, dilations, group incl.
+//   depthwise, auto_pad NOTSET/VALID/SAME_UPPER/SAME_LOWER, kernel_shape, optional bias);
 // - MaxPool (float32, int8, uint8; any spatial rank; strides, pads, dilations, ceil_mode,
 //   auto_pad, storage_order; num_outputs 2 adds int64 Indices, flat over N*C*spatial),
 //   AveragePool (count_include_pad, ceil_mode, auto_pad, dilations), GlobalMaxPool,
 //   GlobalAveragePool. With ceil_mode a window may not start in the end padding; averages with
 //   count_include_pad divide by the positions inside the padded input;
 // - BatchNormalization (epsilon; training_mode 1 uses batch statistics and may output
-//   running_mean and running_var with momentum); Dropout (identity, mask all true; training mode only
-//   with ratio 0, a random ratio is refused);
+//   running_mean and running_var with momentum); Dropout (identity, mask all true; training mode
+//   only with ratio 0, a random ratio is refused);
 // - ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1,
 //   ReduceL2 (float32, float64, int8, uint8, int32, int64; integer Mean/L2 truncate),
 //   ReduceLogSum, ReduceLogSumExp (float): axes from the attribute or from input 1, keepdims,
@@ -58,7 +58,9 @@
 //
 // Errors: lowercase one-liners naming the op, e.g. "host op 'Foo' is not supported",
 // "Add: shapes [2, 3] and [4] do not broadcast", "Softmax: dtype int8 is not supported",
-// "Conv: missing input 1", "MaxPool: attribute kernel_shape is required".
+// "Conv: missing input 1", "MaxPool: attribute kernel_shape is required". An output over
+// 4 GiB is an error ("Pad: output shape [..] is too large"); a failed allocation is ENOMEM
+// ("Tile: out of memory"); every other error is EINVAL, or ENOTSUP for an unknown op.
 // Threading/lifetime: pure functions.
 #pragma once
 
