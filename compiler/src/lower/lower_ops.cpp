@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <numeric>
+#include <type_traits>
 
 #include "lower/lower.h"
 #include "npu/ref/scalar.h"
@@ -23,11 +24,20 @@ int64_t product(const std::vector<int64_t>& d, size_t from, size_t to) {
   return p;
 }
 
-/// Per-element values of a (small) constant, broadcast from 1 element to n when needed.
-Expected<std::vector<float>> floats_n(const Graph& g, ValueId v, size_t n, const char* what) {
+/// Per-element values of a (small) constant, broadcast from 1 element to n when needed:
+/// floats (scales, bounds, biases) or integers (zero points, int32 biases; an omitted
+/// optional input gives zeros).
+template <typename T>
+Expected<std::vector<T>> values_n(const Graph& g, ValueId v, size_t n, const char* what) {
+  if (std::is_integral_v<T> && v < 0) return std::vector<T>(n, T{0});
   const TensorData* t = g.constant(v);
   if (!t) return make_error(EINVAL, std::string(what) + " is not constant");
-  auto f = t->to_floats();
+  std::vector<T> f;
+  if constexpr (std::is_integral_v<T>) {
+    f = t->to_ints();
+  } else {
+    f = t->to_floats();
+  }
   if (f.size() == 1) f.assign(n, f[0]);
   if (f.size() != n) {
     return make_error(EINVAL, std::string(what) + " has " + std::to_string(f.size()) +
@@ -36,17 +46,12 @@ Expected<std::vector<float>> floats_n(const Graph& g, ValueId v, size_t n, const
   return f;
 }
 
+Expected<std::vector<float>> floats_n(const Graph& g, ValueId v, size_t n, const char* what) {
+  return values_n<float>(g, v, n, what);
+}
+
 Expected<std::vector<int64_t>> ints_n(const Graph& g, ValueId v, size_t n, const char* what) {
-  if (v < 0) return std::vector<int64_t>(n, 0);
-  const TensorData* t = g.constant(v);
-  if (!t) return make_error(EINVAL, std::string(what) + " is not constant");
-  auto f = t->to_ints();
-  if (f.size() == 1) f.assign(n, f[0]);
-  if (f.size() != n) {
-    return make_error(EINVAL, std::string(what) + " has " + std::to_string(f.size()) +
-                                  " values, expected 1 or " + std::to_string(n));
-  }
-  return f;
+  return values_n<int64_t>(g, v, n, what);
 }
 
 template <typename T>

@@ -62,7 +62,6 @@ Expected<void> check_buffer_specs(std::span<const BufferSpec> specs);
 /// Whether `bytes` start with the command-buffer magic NPU_ISA_MAGIC ("NPUC").
 bool is_command_buffer(std::span<const std::byte> bytes);
 
-
 struct RawJobOptions {
   bool skip_validation = false;
   /// How long to wait for the job; Job::kForever for no limit.
