@@ -184,6 +184,12 @@ Expected<Storage> Lowering::define(ValueId v, Perm perm) {
   return s;
 }
 
+Expected<codegen::TensorDesc> Lowering::define_desc(ValueId v, Perm perm) {
+  auto s = define(v, std::move(perm));
+  if (!s) return s.error();
+  return desc(v, *s);
+}
+
 void Lowering::alias(ValueId v, const Storage& src, Perm perm) {
   Storage s = src;
   s.perm = std::move(perm);

@@ -93,6 +93,8 @@ class Lowering {
   Expected<std::vector<int64_t>> dims(ValueId v) const;
   /// Allocates arena storage for v in `perm` (one ref held by v).
   Expected<Storage> define(ValueId v, Perm perm);
+  /// define() and the codegen view of the new storage.
+  Expected<codegen::TensorDesc> define_desc(ValueId v, Perm perm);
   /// v shares `src`'s bytes (reshapes, transposes by permutation).
   void alias(ValueId v, const Storage& src, Perm perm);
   /// Storage of v (constants are placed on first use).

@@ -321,9 +321,7 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
   op.b = *bs;
   op.b.dims = tb ? std::vector<uint32_t>{N, K} : std::vector<uint32_t>{K, N};
   if (b_batch > 1) op.b.dims.insert(op.b.dims.begin(), b_batch);
-  auto ys = L.define(y, identity_perm(yd->size()));
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, identity_perm(yd->size()));
   if (!out) return out.error();
   op.output = *out;
   op.output.dims = {M, N};
@@ -432,9 +430,7 @@ Expected<void> lower_eltwise(Lowering& L, const Node& n) {
   if (!a) return a.error();
   auto b = broadcast_view(L, n.input(1), rank, perm, t);
   if (!b) return b.error();
-  auto ys = L.define(y, perm);
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, perm);
   if (!out) return out.error();
   op.a = *a, op.b = *b, op.output = *out;
   if (rank == 0) op.a.dims = op.b.dims = op.output.dims = {1};
@@ -464,9 +460,7 @@ Expected<void> lower_activation(Lowering& L, const Node& n) {
   op.func = act->func, op.alpha = act->alpha, op.beta = act->beta;
   auto in = L.physical(n.input(0));
   if (!in) return in.error();
-  auto ys = L.define(n.outputs[0], s->perm);
-  if (!ys) return ys.error();
-  auto out = L.desc(n.outputs[0], *ys);
+  auto out = L.define_desc(n.outputs[0], s->perm);
   if (!out) return out.error();
   op.input = *in, op.output = *out;
   return L.layer(op, &codegen::emit_activation);
@@ -505,9 +499,7 @@ Expected<void> lower_pool(Lowering& L, const Node& n) {
   auto in = L.in_perm(x, channels_last_perm(rank));
   if (!in) return in.error();
   op.input = as_2d(*in);
-  auto ys = L.define(y, channels_last_perm(rank));
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, channels_last_perm(rank));
   if (!out) return out.error();
   op.output = as_2d(*out);
   return L.layer(op, &codegen::emit_pool);
@@ -529,9 +521,7 @@ Expected<void> lower_softmax(Lowering& L, const Node& n) {
   op.log = n.op_type == "LogSoftmax";
   auto in = L.in_perm(x, identity_perm(xd->size()));
   if (!in) return in.error();
-  auto ys = L.define(y, identity_perm(xd->size()));
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, identity_perm(xd->size()));
   if (!out) return out.error();
   op.input = *in, op.output = *out;
   op.input.dims = op.output.dims = {rows, len};
@@ -573,9 +563,7 @@ Expected<void> lower_reduce(Lowering& L, const Node& n) {
   if (!in) return in.error();
   auto yd = L.dims(y);
   if (!yd) return yd.error();
-  auto ys = L.define(y, identity_perm(yd->size()));
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, identity_perm(yd->size()));
   if (!out) return out.error();
   op.input = *in, op.output = *out;
   if (rank == 0) {
@@ -613,9 +601,7 @@ Expected<void> lower_batchnorm(Lowering& L, const Node& n) {
   op.shift_va = L.add_constant(bytes_of(shift));
   auto in = L.in_perm(x, perm);
   if (!in) return in.error();
-  auto ys = L.define(y, perm);
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, perm);
   if (!out) return out.error();
   op.input = *in, op.output = *out;
   return L.layer(op, &codegen::emit_scale_shift);
@@ -635,9 +621,7 @@ Expected<void> lower_quant(Lowering& L, const Node& n) {
   const size_t count = static_cast<size_t>(st->element_count());
   auto in = L.physical(x);
   if (!in) return in.error();
-  auto ys = L.define(y, s->perm);
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, s->perm);
   if (!out) return out.error();
   op.input = *in, op.output = *out;
   if (count == 1) {
@@ -728,9 +712,7 @@ Expected<void> lower_concat(Lowering& L, const Node& n) {
     }
   }
   const Perm perm = common && common->size() == rank ? *common : identity_perm(rank);
-  auto ys = L.define(y, perm);
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, perm);
   if (!out) return out.error();
   std::vector<uint64_t> strides(rank);
   for (size_t j = 0; j < rank; ++j) strides[j] = out->stride(j);
@@ -772,9 +754,7 @@ Expected<void> lower_pad(Lowering& L, const Node& n) {
   op.name = n.name;
   auto in = L.physical(x);
   if (!in) return in.error();
-  auto ys = L.define(y, s->perm);
-  if (!ys) return ys.error();
-  auto out = L.desc(y, *ys);
+  auto out = L.define_desc(y, s->perm);
   if (!out) return out.error();
   op.input = *in, op.output = *out;
   for (size_t j = 0; j < rank; ++j) {
