@@ -20,6 +20,7 @@
 
 #include "../compiler/model_builder.h"
 #include "compile_cli.h"
+#include "model_cli.h"
 #include "npu/device.h"
 #include "npu/format/npy.h"
 #include "npu/model.h"
@@ -257,6 +258,57 @@ TEST(QuantizeInt8, NpuCompileWritesTheInt8Package) {
   ASSERT_TRUE(WIFEXITED(raw2));
   EXPECT_EQ(WEXITSTATUS(raw2), 1);
   EXPECT_EQ(slurp(dir / "err2.txt"), "npu-compile: --quantize int4: unsupported (only int8)\n");
+}
+
+}  // namespace
+}  // namespace npu::tools
+
+namespace npu::tools {
+namespace {
+
+TEST(LayerTiming, EstimatesEqualTheDevicePerLayer) {
+  // npu-submit --stats: the compiler's per-layer estimate next to the cycles the device took
+  // between the FENCEs; the schedule replay is exact, so they agree layer by layer.
+  for (bool int8 : {false, true}) {
+    SCOPED_TRACE(int8 ? "int8" : "float");
+    CompileFlags flags;
+    flags.model = (kModelDir / "fashion_mnist.onnx").string();
+    if (int8) {
+      flags.quantize = "int8";
+      flags.calibration = (kModelDir / "calibration.npy").string();
+    }
+    auto options = compile_options(flags, nullptr);
+    ASSERT_TRUE(options) << options.error().message;
+    auto r = compile_model(flags, *options);
+    ASSERT_TRUE(r) << r.error().message;
+    auto dev = Device::open("emu:");
+    ASSERT_TRUE(dev);
+    auto model = Model::load(*dev, r->package, "fm");
+    ASSERT_TRUE(model) << model.error().message;
+    auto image = format::read_npy((kModelDir / "samples" / "image_0.npy").string());
+    ASSERT_TRUE(image);
+    RunOptions ro;
+    ro.collect_profile = true;
+    ASSERT_TRUE(model->run({{"image", *image}}, ro));
+    const std::string table = layer_timing_table(*model, model->last_stats());
+    std::istringstream lines(table);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_NE(line.find("estimated"), std::string::npos) << table;
+    size_t rows = 0;
+    while (std::getline(lines, line)) {
+      std::istringstream f(line);
+      std::string name;
+      uint64_t estimated = 0, measured = 0;
+      ASSERT_TRUE(f >> name >> estimated >> measured) << line;
+      EXPECT_EQ(estimated, measured) << line;
+      EXPECT_GT(measured, 0u) << line;
+      ++rows;
+    }
+    size_t layers = 0;
+    for (const auto& s : model->package().metadata.segments) layers += s.layers.size();
+    EXPECT_EQ(rows, layers) << table;
+  }
 }
 
 }  // namespace

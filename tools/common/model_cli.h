@@ -37,6 +37,11 @@ struct RunFlags {
   std::string label;  // the model's name in traces and errors
 };
 
+/// Predicted vs measured cycles per layer (BRIEF §5): "  layer  estimated  measured" lines,
+/// the compiler's estimate from the package next to the cycles the device took between the
+/// FENCEs that separate the layers (needs profiles; empty without them).
+std::string layer_timing_table(const Model& model, const RunStats& stats);
+
 /// Checks the inputs against the model's (unknown / missing names), runs it, writes the
 /// outputs and prints the report. Returns the exit status (0, kUsageError, kJobFailed).
 int run_and_report(const std::string& tool, const Device& device, Model& model,
