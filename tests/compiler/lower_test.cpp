@@ -361,6 +361,24 @@ TEST_F(LowerTest, TransposeOfConvIsAnAliasBeforeReshapeAndMatMul) {
   EXPECT_EQ(r->count("matmul"), 1u);
 }
 
+TEST_F(LowerTest, ChannelsLastValueReadByTwoIdentityOrderOpsIsTransposedOnce) {
+  // The conv output (stored channels-last) feeds a Softmax and a MatMul, both in ONNX order:
+  // one TRANSPOSE makes the copy both read.
+  ModelBuilder b;
+  input(b, "x", {1, 3, 6, 6});
+  conv(b, "x", "c", 3, 4, 43);
+  b.node("Softmax", {"c"}, {"s"});
+  weight(b, "w", {6, 5}, 44);
+  b.node("MatMul", {"c", "w"}, {"m"});
+  b.output("s");
+  b.output("m");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("transpose"), 2u) << r->layer_list();  // the input's and the conv output's
+  EXPECT_EQ(r->count("softmax"), 1u) << r->layer_list();
+  EXPECT_EQ(r->count("matmul"), 1u) << r->layer_list();
+}
+
 // ---- pools, reductions, softmax, batch norm --------------------------------------------------
 
 TEST_F(LowerTest, Pools) {

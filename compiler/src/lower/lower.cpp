@@ -267,14 +267,16 @@ Expected<Storage> Lowering::storage_in_perm(ValueId v, const Perm& perm) {
     same.perm = perm;
     return same;
   }
+  // A copy in this order made for an earlier reader is still there (it lives as long as v).
+  if (auto it = relayouts.find({v, perm}); it != relayouts.end()) return it->second;
   auto src = desc(v, *s);
   if (!src) return src.error();
   // Stored dim j of the result is logical dim perm[j], i.e. stored dim inv[perm[j]] of v.
   Perm inv(s->perm.size());
   for (size_t j = 0; j < s->perm.size(); ++j) inv[static_cast<size_t>(s->perm[j])] = int(j);
   const int id = arena_alloc(s->bytes);
-  temps.push_back(id);
   Storage out{kArenaVa + allocs[static_cast<size_t>(id)].offset, s->bytes, id, perm};
+  relayouts[{v, perm}] = out;
   codegen::TransposeOp op;
   op.name = g.value(v).name + "/relayout";
   op.input = *src;
@@ -285,6 +287,14 @@ Expected<Storage> Lowering::storage_in_perm(ValueId v, const Perm& perm) {
     op.perm.push_back(static_cast<uint32_t>(inv[static_cast<size_t>(perm[j])]));
   NPU_TRY(layer(op, &codegen::emit_transpose));
   return out;
+}
+
+void Lowering::release_relayouts(ValueId v) {
+  for (auto it = relayouts.lower_bound({v, Perm{}});
+       it != relayouts.end() && it->first.first == v;) {
+    arena_release(it->second.alloc);
+    it = relayouts.erase(it);
+  }
 }
 
 Expected<codegen::TensorDesc> Lowering::in_perm(ValueId v, const Perm& perm) {
@@ -438,6 +448,7 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
           L.arena_release(s->alloc);
           s->alloc = -1;  // keeps its location for the package; the bytes may be reused
         }
+        L.release_relayouts(v);
       }
     }
   };
@@ -466,8 +477,6 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
           return LowerError{make_error(r.error().code, n.label() + ": " + r.error().message),
                             static_cast<int>(ni)};
         }
-        for (int t : L.temps) L.arena_release(t);
-        L.temps.clear();
         release_dead(step_of[ni]);
       }
       const uint64_t features = isa::program_features(builder.commands());

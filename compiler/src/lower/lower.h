@@ -104,7 +104,10 @@ class Lowering {
   isa::CommandBufferBuilder* builder = nullptr;
   codegen::SemAllocator* sems = nullptr;
   std::vector<codegen::LayerReport> layers;
-  std::vector<int> temps;  // arena allocations freed after the current node
+  /// Copies of a value in another storage order (TRANSPOSE layers), reused by later readers
+  /// and freed with the value.
+  std::map<std::pair<ValueId, Perm>, Storage> relayouts;
+  void release_relayouts(ValueId v);
   /// Emits one layer (a FENCE first unless it is the segment's first layer).
   template <typename Op>
   Expected<void> layer(const Op& op,
@@ -112,7 +115,8 @@ class Lowering {
 
   /// Codegen view of v in its stored order (dims physical, contiguous).
   Expected<codegen::TensorDesc> physical(ValueId v);
-  /// v stored in `perm`: its own storage, or a transposed temporary (a TRANSPOSE layer).
+  /// v stored in `perm`: its own storage, an alias when only size-1 dims move, or a
+  /// transposed copy (a TRANSPOSE layer, made once per value and order).
   Expected<Storage> storage_in_perm(ValueId v, const Perm& perm);
   Expected<codegen::TensorDesc> in_perm(ValueId v, const Perm& perm);
   /// Codegen view of a storage of v (dims in the storage's order, contiguous).
