@@ -28,14 +28,6 @@ std::string shape_text(const std::vector<int64_t>& s) {
 
 }  // namespace
 
-int fail(const std::string& tool, std::string message, int status) {
-  if (!message.empty()) {
-    message[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(message[0])));
-  }
-  std::cerr << tool << ": " << message << "\n";
-  return status;
-}
-
 std::string output_file_name(const std::string& name) {
   std::string out;
   for (char c : name) {

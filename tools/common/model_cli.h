@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "npu/device.h"
 #include "npu/expected.h"
 #include "npu/format/npy.h"
@@ -17,11 +18,7 @@
 
 namespace npu::tools {
 
-constexpr int kUsageError = 1;
 constexpr int kJobFailed = 2;
-
-/// Prints "TOOL: message" (first letter lowercased) on stderr and returns `status`.
-int fail(const std::string& tool, std::string message, int status = kUsageError);
 
 /// Parses --input NAME=FILE.npy flags and reads the arrays.
 Expected<std::map<std::string, format::NpyArray>> read_inputs(

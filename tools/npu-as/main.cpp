@@ -8,6 +8,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli.h"
 #include "npu/isa/asm.h"
 #include "npu/isa/device_config.h"
 
@@ -29,16 +30,7 @@ int main(int argc, char** argv) {
   app.add_flag("--validate", validate, "validate the result against the device config");
   app.add_option("--device-config", config_path,
                  "device-config JSON for --validate (default: built-in)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::string what = e.what();  // CLI11 capitalizes; our messages are lowercase
-    if (!what.empty())
-      what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
-    return fail(what);
-  }
+  if (auto status = npu::tools::parse_args(app, argc, argv, "npu-as")) return *status;
 
   std::ifstream in(input, std::ios::binary);
   if (!in) return fail("cannot open '" + input + "': " + std::strerror(errno));

@@ -5,6 +5,7 @@
 
 #include <iostream>
 
+#include "cli.h"
 #include "compile_cli.h"
 #include "model_cli.h"
 #include "npu/compiler/compile.h"
@@ -17,13 +18,7 @@ int main(int argc, char** argv) {
   app.add_option("MODEL", flags.model, "the model (.onnx)")->required();
   app.add_option("-o,--output", output, "the package to write (.npub)")->required();
   npu::tools::add_compile_flags(app, flags);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return npu::tools::fail("npu-compile", e.what());
-  }
+  if (auto status = npu::tools::parse_args(app, argc, argv, "npu-compile")) return *status;
   auto options = npu::tools::compile_options(flags, nullptr);
   if (!options) return npu::tools::fail("npu-compile", options.error().message);
   auto result = npu::tools::compile_model(flags, *options);

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli.h"
 #include "npu/device.h"
 #include "npu/device_report.h"
 
@@ -30,13 +31,7 @@ int main(int argc, char** argv) {
                  "$NPU_DEVICE, else emu:)");
   app.add_option("--device-config", config_path,
                  "device-config JSON for the emulator (same as --device emu:FILE)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return fail(e.what());
-  }
+  if (auto status = npu::tools::parse_args(app, argc, argv, "npu-info")) return *status;
 
   if (!config_path.empty()) {
     if (!device.empty() && device != "emu:" && device != "emu") {

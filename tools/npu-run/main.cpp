@@ -8,6 +8,7 @@
 
 #include <iostream>
 
+#include "cli.h"
 #include "compile_cli.h"
 #include "model_cli.h"
 #include "npu/compiler/compile.h"
@@ -30,13 +31,7 @@ int main(int argc, char** argv) {
   app.add_option("--device", device, "device string (default: $NPU_DEVICE, else emu:)");
   app.add_option("--save", save, "also write the compiled package here (.npub)");
   npu::tools::add_compile_flags(app, flags);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return npu::tools::fail("npu-run", e.what());
-  }
+  if (auto status = npu::tools::parse_args(app, argc, argv, "npu-run")) return *status;
   auto inputs = npu::tools::read_inputs(input_specs);
   if (!inputs) return npu::tools::fail("npu-run", inputs.error().message);
   if (device.empty() && !flags.device_config.empty()) device = "emu:" + flags.device_config;

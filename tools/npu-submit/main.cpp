@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli.h"
 #include "model_cli.h"
 #include "npu/device.h"
 #include "npu/format/file.h"
@@ -198,13 +199,7 @@ int main(int argc, char** argv) {
                  "else emu:)");
   app.add_option("--device-config", o.config_path,
                  "device-config JSON for the emulator (same as --device emu:FILE)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    return fail(e.what());
-  }
+  if (auto status = npu::tools::parse_args(app, argc, argv, "npu-submit")) return *status;
 
   if (!o.config_path.empty()) {
     if (!o.device.empty() && o.device != "emu:" && o.device != "emu") {

@@ -195,14 +195,15 @@ OpFn binary(uint8_t op, bool int_ok, bool variadic = false, bool mean = false) {
     if (!a) return a.error();
     NPU_TRY(need_numeric(c, **a, int_ok));
     const size_t n = variadic ? c.inputs.size() : 2;
-    NpyArray acc = **a;
+    std::optional<NpyArray> folded;  // input 0 is read in place, not copied
     for (size_t i = 1; i < n; ++i) {
       auto b = input(c, i);
       if (!b) return b.error();
-      auto r = binary_values(c, op, acc, **b);
+      auto r = binary_values(c, op, folded ? *folded : **a, **b);
       if (!r) return r.error();
-      acc = std::move(*r);
+      folded = std::move(*r);
     }
+    NpyArray acc = folded ? std::move(*folded) : **a;
     if (!mean) return single(std::move(acc));
     return dispatch(c, acc, [&]<typename T>(T) -> HostOutputs {
       for (T& v : acc.view<T>()) v = static_cast<T>(v / static_cast<T>(n));

@@ -86,12 +86,13 @@ HostOutputs gemm(const OpCall& c) {
   NpyArray out = NpyArray::zeros(DType::kFloat32, {m, n});
   auto ov = out.view<float>();
   if (m > 0 && n > 0 && k > 0) {
-    NpyArray at = **a;
+    std::optional<NpyArray> transposed;  // A^T when transA; A itself is used as is
     if (*trans_a) {
       auto t = permute(c, **a, {1, 0});
       if (!t) return t.error();
-      at = std::move(*t);
+      transposed = std::move(*t);
     }
+    const NpyArray& at = transposed ? *transposed : **a;
     ref::MatmulShape ms;
     ms.m = static_cast<uint32_t>(m);
     ms.k = static_cast<uint32_t>(k);

@@ -477,7 +477,7 @@ Expected<std::map<std::string, format::NpyArray>> Model::run(
                                       "' has no dynamic batch dim: run a batch of " +
                                       std::to_string(compiled) + " at a time");
       }
-      auto [it, fresh] = outputs.emplace(name, a);
+      auto [it, fresh] = outputs.try_emplace(name, std::move(a));
       if (fresh) continue;
       if (a.shape.empty() || it->second.shape.size() != a.shape.size()) {
         return make_error(EINVAL, name_ + ": output '" + name +
@@ -552,9 +552,9 @@ Expected<std::map<std::string, format::NpyArray>> Model::run_once(
     stats_.has_profile = all_profiles;
     std::map<std::string, NpyArray> out;
     for (const auto& d : outputs_) {
-      auto v = impl.value(d.name);
+      auto v = impl.value(d.name);  // reads the output back when only the device has it
       if (!v) return v.error();
-      out[d.name] = **v;
+      out[d.name] = std::move(impl.values.at(d.name));
     }
     stats_.wall_ns = static_cast<uint64_t>(monotonic_ns() - t0);
     return out;
