@@ -530,10 +530,21 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
         if (v >= 0) pb.touch(v);
         s.inputs.push_back(v >= 0 ? g.value(v).name : "");
       }
-      std::vector<std::pair<std::string, std::vector<std::string>>> after;  // op, extra inputs
-      if (matmul_bias) after.push_back({"Add", {g.value(n.inputs[2]).name}}), pb.touch(n.inputs[2]);
-      Node act;
+      // Extra host ops after the node: a MatMul bias add, then a fused activation.
+      struct Step {
+        std::string name, op_type, attributes;
+        std::vector<std::string> extra_inputs;
+      };
+      std::vector<Step> after;
+      if (matmul_bias) {
+        pb.touch(n.inputs[2]);
+        after.push_back({n.name + "/bias",
+                         "Add",
+                         json{{"_opset", n.opset}}.dump(),
+                         {g.value(n.inputs[2]).name}});
+      }
       if (n.activation) {
+        Node act;
         act.op_type = n.activation->op_type;
         act.opset = n.opset;
         std::vector<std::string> extra;
@@ -541,7 +552,7 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
           // Clip's bounds are inputs since opset 11: pass them as constants.
           for (float bound : {n.activation->alpha, n.activation->beta}) {
             const std::string name =
-                g.value(n.outputs[0]).name + "/clip" + std::to_string(extra.size());
+                g.unique_name(g.value(n.outputs[0]).name + "/clip" + std::to_string(extra.size()));
             const TensorData t = TensorData::from_floats({}, std::span(&bound, 1));
             const uint64_t va = L.add_constant(std::as_bytes(std::span(t.bytes)));
             format::TensorInfo ti;
@@ -558,9 +569,8 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
           act.attrs["alpha"] = n.activation->alpha;
           act.attrs["beta"] = n.activation->beta;
         }
-        after.push_back({host_attributes(act), extra});
+        after.push_back({n.name + "/act", act.op_type, host_attributes(act), std::move(extra)});
       }
-      // Chain: node -> [bias add] -> [activation], through host-only temporaries.
       const Value& out = g.value(n.outputs[0]);
       std::vector<std::string> outs;
       std::vector<ValueId> node_outs = n.outputs;
@@ -569,32 +579,29 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
         if (v >= 0) pb.touch(v);
         outs.push_back(v >= 0 ? g.value(v).name : g.unique_name(n.name + "/unused"));
       }
-      std::string final_name = outs[0];
+      // The chain node -> steps passes through host-only temporaries: chain[k] is what step k
+      // reads, the last entry is the node's real output 0.
+      std::vector<std::string> chain(after.size() + 1);
+      chain.back() = outs[0];
       for (size_t k = 0; k < after.size(); ++k) {
-        const std::string tmp = final_name + "/pre" + std::to_string(after.size() - k);
-        pb.touch_extra(tmp, out);
-        if (k == 0) outs[0] = tmp;
+        chain[k] = outs[0] + "/pre" + std::to_string(after.size() - k);
+        pb.touch_extra(chain[k], out);
       }
-      for (size_t i = 0; i < outs.size(); ++i) {
-        if (!pb.tensor_index.count(outs[i])) pb.touch_extra(outs[i], out);
+      outs[0] = chain[0];
+      for (const std::string& o : outs) {
+        if (!pb.tensor_index.count(o)) pb.touch_extra(o, out);
       }
       s.outputs = outs;
-      std::string prev = outs[0];
       pb.md.segments.push_back(s);
       for (size_t k = 0; k < after.size(); ++k) {
         format::Segment e;
         e.kind = format::SegmentKind::kHost;
-        const bool is_add = matmul_bias && k == 0;
-        e.name = n.name + (is_add ? "/bias" : "/act");
-        e.op_type = is_add ? "Add" : act.op_type;
-        e.attributes = is_add ? json{{"_opset", n.opset}}.dump() : after[k].first;
-        e.inputs = {prev};
-        for (const auto& x : after[k].second) e.inputs.push_back(x);
-        const std::string next = k + 1 == after.size()
-                                     ? final_name
-                                     : final_name + "/pre" + std::to_string(after.size() - k - 1);
-        e.outputs = {next};
-        prev = next;
+        e.name = after[k].name;
+        e.op_type = after[k].op_type;
+        e.attributes = after[k].attributes;
+        e.inputs = {chain[k]};
+        e.inputs.insert(e.inputs.end(), after[k].extra_inputs.begin(), after[k].extra_inputs.end());
+        e.outputs = {chain[k + 1]};
         pb.md.segments.push_back(std::move(e));
       }
       // Results a device node reads later go to the arena (the runtime writes them back).
