@@ -8,7 +8,7 @@
 #include <set>
 
 #include "npu/command_buffer.h"
-#include "npu/host_ops.h"
+#include "npu/ops/ops.h"
 #include "npu/job_report.h"
 
 namespace npu {
@@ -308,7 +308,7 @@ struct Model::Impl {
       if (!v) return v.error();
       ins.push_back(*v);
     }
-    auto outs = run_host_op(s.op_type, s.attributes, ins, s.outputs.size());
+    auto outs = ops::run(s.op_type, s.attributes, ins, s.outputs.size());
     if (!outs) return make_error(outs.error().code, where(label + ": " + outs.error().message));
     for (size_t i = 0; i < s.outputs.size(); ++i) {
       const TensorInfo* t = m.package_.metadata.find_tensor(s.outputs[i]);

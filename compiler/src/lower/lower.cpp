@@ -39,7 +39,7 @@ json tensor_attr_json(const TensorData& t) {
   return j;
 }
 
-/// ONNX attributes as the host ops' JSON (npu/host_ops.h), plus "_opset".
+/// ONNX attributes as the operator library's JSON (npu/ops/ops.h), plus "_opset".
 std::string host_attributes(const Node& n) {
   json j = json::object();
   for (const auto& [key, value] : n.attrs) {

@@ -9,7 +9,7 @@
 // inputs into their buffer locations (plain C order, explicit strides, or NCHW tensors stored
 // NHWC), runs the segments in order — device segments submit their command buffer with the
 // buffers they list and wait; host segments run their ONNX op with the host ops of
-// npu/host_ops.h on host copies of their tensors (read from / written back to buffers when the
+// npu/ops/ops.h on host copies of their tensors (read from / written back to buffers when the
 // tensor has a location) — and reads the graph outputs back.
 //
 // Errors name the package and what was wrong, e.g. "m.npub: input 'x': dtype int8, expected

@@ -1,10 +1,10 @@
 // The data-movement, shape and comparison host ops (Concat, Pad, Squeeze, Unsqueeze, Gather,
 // Slice, Split, Cast, Shape, Size, Range, ConstantOfShape, Expand, Where, Equal, Less, Greater,
-// Not, Floor, Ceil, ...; host_ops_common.h), with ONNX semantics up to opset 18.
+// Not, Floor, Ceil, ...; common.h), with ONNX semantics up to opset 18.
 //
 // Data movement (Concat, Split, Gather, Slice, Pad, Tile, Expand, Squeeze, Unsqueeze, Where)
 // works on element bytes, so it takes every dtype; arithmetic (Cast, comparisons, Range,
-// Floor/Ceil/Round) dispatches on the element type. run_host_op() checks the inputs with
+// Floor/Ceil/Round) dispatches on the element type. run() checks the inputs with
 // check_npy(), every index and size is validated before use, and alloc_output() caps an output
 // at kMaxOutputBytes, so hostile shapes give an error, never UB or a huge allocation. Values
 // that moved from an attribute to an input in some opset (Squeeze/Unsqueeze axes, Split split,
@@ -26,9 +26,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "host_ops_common.h"
+#include "common.h"
 
-namespace npu::detail {
+namespace npu::ops::detail {
 namespace {
 
 /// memcpy that accepts empty ranges (whose pointers may be null).
@@ -855,7 +855,7 @@ OpFn rounding(Fn fn) {
 
 }  // namespace
 
-const OpTable& tensor_host_ops() {
+const OpTable& tensor_ops() {
   static const OpTable ops = {
       {"Concat", concat},
       {"Split", split},
@@ -889,4 +889,4 @@ const OpTable& tensor_host_ops() {
   return ops;
 }
 
-}  // namespace npu::detail
+}  // namespace npu::ops::detail

@@ -1,7 +1,4 @@
-// Host ops over the reference operators (see npu/host_ops.h): the public entry points, which
-// look an op type up in the per-file tables (host_ops_common.h), and the elementwise, softmax
-// and shape ops.
-#include "npu/host_ops.h"
+// The elementwise, softmax and shape operators (npu/ops/ops.h) over the reference scalar rules.
 
 #include <algorithm>
 #include <array>
@@ -14,12 +11,11 @@
 #include <optional>
 #include <type_traits>
 
-#include "host_ops_common.h"
+#include "common.h"
 #include "npu/ref/scalar.h"
 #include "npu/ref/softmax.h"
 
-namespace npu {
-namespace detail {
+namespace npu::ops::detail {
 namespace {
 
 // ---- per-element rules beyond the ISA's (float64, other integer widths, Sign, integer Pow) ----
@@ -490,7 +486,7 @@ HostOutputs transpose(const OpCall& c) {
 
 }  // namespace
 
-const OpTable& elementwise_host_ops() {
+const OpTable& elementwise_ops() {
   static const OpTable ops{
       {"Relu", unary({.func = NPU_ACT_RELU, .int_ok = true})},
       {"Abs", unary({.func = NPU_ACT_ABS, .int_ok = true})},
@@ -535,80 +531,4 @@ const OpTable& elementwise_host_ops() {
   return ops;
 }
 
-}  // namespace detail
-
-namespace {
-
-std::array<const detail::OpTable*, 4> op_tables() {
-  return {&detail::elementwise_host_ops(), &detail::nn_host_ops(), &detail::quant_host_ops(),
-          &detail::tensor_host_ops()};
-}
-
-const detail::OpFn* find_op(std::string_view op_type) {
-  for (const detail::OpTable* t : op_tables()) {
-    if (auto it = t->find(op_type); it != t->end()) return &it->second;
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-bool host_op_supported(std::string_view op_type) {
-  return find_op(op_type) != nullptr;
-}
-
-std::vector<std::string> host_op_names() {
-  std::vector<std::string> names;
-  for (const detail::OpTable* t : op_tables()) {
-    for (const auto& [name, fn] : *t) names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  names.erase(std::unique(names.begin(), names.end()), names.end());
-  return names;
-}
-
-Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
-                                                    std::string_view attributes,
-                                                    std::span<const format::NpyArray* const> inputs,
-                                                    size_t num_outputs) {
-  const detail::OpFn* fn = find_op(op_type);
-  if (fn == nullptr) {
-    return make_error(ENOTSUP, "host op '" + std::string(op_type) + "' is not supported");
-  }
-  const detail::json attrs =
-      detail::json::parse(attributes.empty() ? std::string_view("{}") : attributes, nullptr,
-                          /*allow_exceptions=*/false);
-  if (attrs.is_discarded() || !attrs.is_object()) {
-    return make_error(EINVAL, std::string(op_type) + ": attributes are not a JSON object");
-  }
-  try {
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i] == nullptr) continue;
-      NPU_TRY(format::check_npy(*inputs[i], std::string(op_type) + ": input " + std::to_string(i)));
-    }
-    detail::OpCall call{std::string(op_type), attrs, inputs, num_outputs};
-    if (attrs.contains("_opset")) {
-      if (!attrs["_opset"].is_number_integer()) {
-        return make_error(EINVAL, std::string(op_type) + ": attribute _opset: not an integer");
-      }
-      call.opset = attrs["_opset"].get<int64_t>();
-    }
-    Expected<std::vector<format::NpyArray>> out = (*fn)(call);
-    if (out) {
-      for (const format::NpyArray& a : *out) {  // shape and data must agree before anyone copies
-        NPU_TRY(format::check_npy(a, std::string(op_type) + ": output"));
-      }
-    }
-    if (out && out->size() != num_outputs) {
-      return make_error(EINVAL, std::string(op_type) + ": produces " + std::to_string(out->size()) +
-                                    " outputs, " + std::to_string(num_outputs) + " expected");
-    }
-    return out;
-  } catch (const std::bad_alloc&) {
-    return make_error(ENOMEM, std::string(op_type) + ": out of memory");
-  } catch (const std::exception& e) {  // JSON type errors; none expected
-    return make_error(EINVAL, std::string(op_type) + ": " + e.what());
-  }
-}
-
-}  // namespace npu
+}  // namespace npu::ops::detail

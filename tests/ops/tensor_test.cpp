@@ -1,4 +1,4 @@
-// The tensor/shape host ops (umd/src/host_ops_tensor.cpp) run through run_host_op():
+// The tensor/shape host ops (ops/src/tensor.cpp) run through npu::ops::run():
 // hand-computed cases per op (negative axes and indices, Slice clamping, int64 and bool
 // tensors, opset-dependent inputs) and the one-line errors for bad input.
 #include <gmock/gmock.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "../../umd/src/host_ops_common.h"
-#include "npu/host_ops.h"
+#include "common.h"
+#include "npu/ops/ops.h"
 
 namespace {
 
@@ -46,11 +46,11 @@ NpyArray ints(std::vector<int64_t> v) {
 
 npu::Expected<std::vector<NpyArray>> run(std::string_view op, Ins ins, json attrs = json::object(),
                                          size_t num_outputs = 1) {
-  const auto& ops = npu::detail::tensor_host_ops();
+  const auto& ops = npu::ops::detail::tensor_ops();
   auto it = ops.find(op);
   if (it == ops.end()) return npu::make_error(ENOTSUP, "test: no op " + std::string(op));
   if (!attrs.contains("_opset")) attrs["_opset"] = 17;
-  return npu::run_host_op(op, attrs.dump(), ins, num_outputs);
+  return npu::ops::run(op, attrs.dump(), ins, num_outputs);
 }
 
 /// The single output of a call expected to succeed (an empty array after a failure).
@@ -75,7 +75,7 @@ std::string error_of(std::string_view op, Ins ins, json attrs = json::object(),
 }
 
 TEST(HostOpsTensorTable, HasTheOpsAndLeavesTheArithmeticOnesOut) {
-  const auto& ops = npu::detail::tensor_host_ops();
+  const auto& ops = npu::ops::detail::tensor_ops();
   for (const char* op :
        {"Concat", "Pad",   "Squeeze", "Unsqueeze",   "Gather",          "Slice",  "Split",
         "Cast",   "Shape", "Size",    "Range",       "ConstantOfShape", "Expand", "Where",

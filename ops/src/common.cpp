@@ -1,5 +1,5 @@
-// Shared helpers of the arithmetic host ops (see host_ops_common.h).
-#include "host_ops_common.h"
+// Shared helpers of the operator implementations (see common.h).
+#include "common.h"
 
 #include <algorithm>
 #include <array>
@@ -9,7 +9,7 @@
 
 #include "npu/ref/transpose.h"
 
-namespace npu::detail {
+namespace npu::ops::detail {
 
 std::string shape_text(const Shape& s) {
   std::string out = "[";
@@ -520,4 +520,4 @@ Expected<NpyArray> conv_output_nchw(const OpCall& c, const NpyArray& y_nhwc,
   return y;
 }
 
-}  // namespace npu::detail
+}  // namespace npu::ops::detail

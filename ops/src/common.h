@@ -1,10 +1,9 @@
-// Private: what the host-op files share (host_ops.cpp: the public entry points, elementwise,
-// softmax and shape ops; host_ops_nn.cpp: matmul, Gemm, convolution, pooling, normalization
-// and reductions; host_ops_quant.cpp: the quantized operators; host_ops_tensor.cpp: data
-// movement, shape and comparison ops). Each file exposes one table by ONNX op type;
-// run_host_op() (npu/host_ops.h) looks an op up in them after parsing "_opset" and checking
-// the inputs with check_npy(), and turns exceptions into errors (std::bad_alloc: ENOMEM).
-// Every helper reports errors as "<op>: <what>".
+// Private: what the operator files share (elementwise.cpp: elementwise, softmax and shape ops;
+// nn.cpp: matmul, Gemm, convolution, pooling, normalization and reductions; quant.cpp: the
+// quantized operators; tensor.cpp: data movement, shape and comparison ops). Each file exposes
+// one table by ONNX op type; run() (npu/ops/ops.h, run.cpp) looks an op up in them after parsing
+// "_opset" and checking the inputs with check_npy(), and turns exceptions into errors
+// (std::bad_alloc: ENOMEM). Every helper reports errors as "<op>: <what>".
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -25,7 +24,7 @@
 #include "npu/ref/conv.h"
 #include "npu/ref/tensor.h"
 
-namespace npu::detail {
+namespace npu::ops::detail {
 
 using format::DType;
 using format::NpyArray;
@@ -49,10 +48,10 @@ using OpFn = std::function<HostOutputs(const OpCall&)>;
 using OpTable = std::map<std::string, OpFn, std::less<>>;
 
 /// The per-file tables.
-const OpTable& elementwise_host_ops();  // host_ops.cpp
-const OpTable& nn_host_ops();           // host_ops_nn.cpp
-const OpTable& quant_host_ops();        // host_ops_quant.cpp
-const OpTable& tensor_host_ops();       // host_ops_tensor.cpp
+const OpTable& elementwise_ops();  // elementwise.cpp
+const OpTable& nn_ops();           // nn.cpp
+const OpTable& quant_ops();        // quant.cpp
+const OpTable& tensor_ops();       // tensor.cpp
 
 // ---- errors, inputs, attributes ----
 
@@ -236,4 +235,4 @@ struct SpatialAttrs {
 Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,
                                      const std::vector<int64_t>& kernel_from_weights);
 
-}  // namespace npu::detail
+}  // namespace npu::ops::detail

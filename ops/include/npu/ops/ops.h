@@ -1,5 +1,6 @@
-// Host ops: the operators a model package runs on the host (host segments, docs/package.md),
-// by ONNX op type, over NpyArray tensors, with ONNX semantics up to opset 17 (18 where an
+// The operator library: the ONNX semantics of every operator the stack supports, by ONNX op
+// type, over NpyArray tensors. The runtime runs host segments (docs/package.md) with it and
+// the compiler folds constants with it, so both compute the same values; with ONNX semantics up to opset 17 (18 where an
 // attribute became an input). The compiler places on the host any node the device cannot
 // run, so every operator of its supported set is here. Each op is computed by the reference
 // operators of libnpuref (npu/ref/*.h) where one exists (convolution, matmul, pooling,
@@ -72,19 +73,18 @@
 #include "npu/expected.h"
 #include "npu/format/npy.h"
 
-namespace npu {
+namespace npu::ops {
 
-/// Whether run_host_op() knows `op_type`.
-bool host_op_supported(std::string_view op_type);
+/// Whether run() knows `op_type`.
+bool is_supported(std::string_view op_type);
 /// The supported op types, sorted.
-std::vector<std::string> host_op_names();
+std::vector<std::string> names();
 
 /// Runs one ONNX operator: `attributes` is a JSON object text (ONNX attribute names, natural
 /// JSON types), `inputs` the operator's inputs in ONNX order (a null pointer is an omitted
 /// optional input). Returns the outputs (num_outputs of them).
-Expected<std::vector<format::NpyArray>> run_host_op(std::string_view op_type,
-                                                    std::string_view attributes,
-                                                    std::span<const format::NpyArray* const> inputs,
-                                                    size_t num_outputs = 1);
+Expected<std::vector<format::NpyArray>> run(std::string_view op_type, std::string_view attributes,
+                                            std::span<const format::NpyArray* const> inputs,
+                                            size_t num_outputs = 1);
 
-}  // namespace npu
+}  // namespace npu::ops

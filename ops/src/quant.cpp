@@ -1,4 +1,4 @@
-// Quantized host ops (see npu/host_ops.h): QuantizeLinear and DequantizeLinear
+// Quantized host ops (npu/ops/ops.h): QuantizeLinear and DequantizeLinear
 // (ref::quantize_tensor / dequantize_tensor), ConvInteger and QLinearConv (ref::conv2d_int),
 // MatMulInteger and QLinearMatMul (ref::matmul_int).
 //
@@ -10,11 +10,11 @@
 #include <cmath>
 #include <type_traits>
 
-#include "host_ops_common.h"
+#include "common.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/quant.h"
 
-namespace npu::detail {
+namespace npu::ops::detail {
 namespace {
 
 // ---- parameters ----
@@ -422,7 +422,7 @@ HostOutputs qlinear_matmul(const OpCall& c) {
 
 }  // namespace
 
-const OpTable& quant_host_ops() {
+const OpTable& quant_ops() {
   static const OpTable ops{
       {"QuantizeLinear", quantize_linear}, {"DequantizeLinear", dequantize_linear},
       {"ConvInteger", conv_integer},       {"QLinearConv", qlinear_conv},
@@ -431,4 +431,4 @@ const OpTable& quant_host_ops() {
   return ops;
 }
 
-}  // namespace npu::detail
+}  // namespace npu::ops::detail

@@ -1,4 +1,4 @@
-// The arithmetic host ops (npu/host_ops.h): small cases computed by hand, the ONNX operator
+// The arithmetic host ops (npu/ops/ops.h): small cases computed by hand, the ONNX operator
 // docs' examples (basic conv, ConvInteger, QLinearConv, QLinearMatMul, MatMulInteger,
 // QuantizeLinear, DequantizeLinear, MaxPool ceil), opset-dependent semantics and error
 // messages (one line, naming the op and what was wrong).
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "npu/format/npy.h"
-#include "npu/host_ops.h"
+#include "npu/ops/ops.h"
 
 namespace {
 
@@ -41,7 +41,7 @@ std::vector<float> iota_f(int n, float start = 0) {
 Result run(const char* op, const std::string& attrs, std::initializer_list<const NpyArray*> ins,
            size_t outputs = 1) {
   const std::vector<const NpyArray*> v(ins);
-  return npu::run_host_op(op, attrs, v, outputs);
+  return npu::ops::run(op, attrs, v, outputs);
 }
 
 /// Output `i` of a successful run, with its shape and dtype checked.
@@ -94,10 +94,10 @@ TEST(HostOpsRegistry, ListsArithmeticAndTensorOps) {
                          "Dropout",
                          "Concat",
                          "Gather"}) {
-    EXPECT_TRUE(npu::host_op_supported(op)) << op;
+    EXPECT_TRUE(npu::ops::is_supported(op)) << op;
   }
-  EXPECT_FALSE(npu::host_op_supported("Foo"));
-  const auto names = npu::host_op_names();
+  EXPECT_FALSE(npu::ops::is_supported("Foo"));
+  const auto names = npu::ops::names();
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   EXPECT_EQ(std::adjacent_find(names.begin(), names.end()), names.end());
   EXPECT_NE(std::find(names.begin(), names.end(), "QLinearConv"), names.end());

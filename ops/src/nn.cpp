@@ -1,4 +1,4 @@
-// Host ops of the neural-network layers (see npu/host_ops.h): MatMul and Gemm
+// Host ops of the neural-network layers (npu/ops/ops.h): MatMul and Gemm
 // (ref::matmul_f32), Conv (ref::conv2d_f32 in NHWC between layout transposes), MaxPool,
 // AveragePool and their global forms (ref::pool_nd), BatchNormalization and the Reduce*
 // family.
@@ -7,11 +7,11 @@
 #include <limits>
 #include <type_traits>
 
-#include "host_ops_common.h"
+#include "common.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/pool_nd.h"
 
-namespace npu::detail {
+namespace npu::ops::detail {
 namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -552,7 +552,7 @@ OpFn reduce(Reduce kind) {
 
 }  // namespace
 
-const OpTable& nn_host_ops() {
+const OpTable& nn_ops() {
   static const OpTable ops{
       {"MatMul", matmul},
       {"Gemm", gemm},
@@ -576,4 +576,4 @@ const OpTable& nn_host_ops() {
   return ops;
 }
 
-}  // namespace npu::detail
+}  // namespace npu::ops::detail
