@@ -128,8 +128,8 @@ Expected<void> check_output(const OpCall& c, DType t, const Shape& shape) {
   for (int64_t d : shape) {
     if (empty) break;
     if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d), &bytes) ||
-        bytes > kMaxOutputBytes) {
-      return op_error(c, "output shape " + shape_text(shape) + " is too large");
+        bytes > c.max_output_bytes) {
+      return make_error(EFBIG, c.op + ": output shape " + shape_text(shape) + " is too large");
     }
   }
   return npu::ok();
@@ -189,7 +189,7 @@ int64_t int_at(const NpyArray& a, int64_t i) {
   }
 }
 
-Expected<Shape> broadcast(const OpCall& c, std::initializer_list<const Shape*> shapes) {
+Expected<Shape> broadcast(const OpCall& c, std::span<const Shape* const> shapes) {
   size_t rank = 0;
   for (const Shape* s : shapes) rank = std::max(rank, s->size());
   Shape out(rank, 1);

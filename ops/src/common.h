@@ -1,17 +1,18 @@
-// Private: what the operator files share (elementwise.cpp: elementwise, softmax and shape ops;
-// nn.cpp: matmul, Gemm, convolution, pooling, normalization and reductions; quant.cpp: the
-// quantized operators; tensor.cpp: data movement, shape and comparison ops). Each file exposes
-// one table by ONNX op type; run() (npu/ops/ops.h, run.cpp) looks an op up in them after parsing
-// "_opset" and checking the inputs with check_npy(), and turns exceptions into errors
-// (std::bad_alloc: ENOMEM). Every helper reports errors as "<op>: <what>".
+// Private: what the operator implementations share. Each operator of the registry
+// (npu/ops/operators.def) is implemented by one function `detail::op_<Name>` (declared below
+// from the table, defined with NPU_HOST_OP in elementwise.cpp: elementwise, softmax and shape
+// ops; nn.cpp: matmul, Gemm, convolution, pooling, normalization and reductions; quant.cpp:
+// the quantized operators; tensor.cpp: data movement, shape and comparison ops). run()
+// (run.cpp) has already checked the opset, the attributes against the schema, input 0's
+// dtype against the registry's Types and every input with check_npy() when it calls one, and
+// it turns exceptions into errors (std::bad_alloc: ENOMEM). Every helper reports errors as
+// "<op>: <what>".
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <initializer_list>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -21,10 +22,31 @@
 
 #include "npu/expected.h"
 #include "npu/format/npy.h"
+#include "npu/ops/registry.h"
 #include "npu/ref/conv.h"
 #include "npu/ref/tensor.h"
 
-namespace npu::ops::detail {
+namespace npu::ops {
+
+/// The opset assumed when the attributes carry no "_opset".
+inline constexpr int64_t kDefaultOpset = 17;
+/// The largest output an operator allocates by default (4 GiB): a hostile shape (a huge pad,
+/// a Tile repeat) gives an error instead of an allocation the process cannot survive.
+inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 32;
+
+/// One call of an operator: attributes (a JSON object), inputs in ONNX order (nullptr =
+/// omitted optional input), the number of outputs wanted, the model's opset and the output
+/// size limit.
+struct OpCall {
+  std::string op;
+  const nlohmann::json& attrs;
+  std::span<const format::NpyArray* const> inputs;
+  size_t num_outputs = 1;
+  int64_t opset = kDefaultOpset;
+  uint64_t max_output_bytes = kMaxOutputBytes;
+};
+
+namespace detail {
 
 using format::DType;
 using format::NpyArray;
@@ -32,26 +54,12 @@ using json = nlohmann::json;
 using Shape = std::vector<int64_t>;
 using HostOutputs = Expected<std::vector<NpyArray>>;
 
-/// The opset assumed when the attributes carry no "_opset".
-inline constexpr int64_t kDefaultOpset = 17;
-
-/// One call of a host op: attributes (a JSON object), inputs in ONNX order (nullptr =
-/// omitted optional input), the number of outputs wanted and the model's opset.
-struct OpCall {
-  std::string op;
-  const json& attrs;
-  std::span<const NpyArray* const> inputs;
-  size_t num_outputs = 1;
-  int64_t opset = kDefaultOpset;
-};
-using OpFn = std::function<HostOutputs(const OpCall&)>;
-using OpTable = std::map<std::string, OpFn, std::less<>>;
-
-/// The per-file tables.
-const OpTable& elementwise_ops();  // elementwise.cpp
-const OpTable& nn_ops();           // nn.cpp
-const OpTable& quant_ops();        // quant.cpp
-const OpTable& tensor_ops();       // tensor.cpp
+/// The implementations, one per registry row.
+#define NPU_OP(Name, ...) HostOutputs op_##Name(const OpCall& c);
+#include "npu/ops/operators.def"
+#undef NPU_OP
+/// Defines the implementation of one registry row.
+#define NPU_HOST_OP(Name) HostOutputs op_##Name(const OpCall& c)
 
 // ---- errors, inputs, attributes ----
 
@@ -84,11 +92,8 @@ inline HostOutputs single(NpyArray a) {
 
 // ---- outputs ----
 
-/// The largest output a host op allocates (4 GiB): a hostile shape (a huge pad, a Tile
-/// repeat) gives an error instead of an allocation the process cannot survive.
-inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 32;
-/// Error unless an output of dtype `t` and `shape` has no negative dimension and fits in
-/// kMaxOutputBytes.
+/// Error unless an output of dtype `t` and `shape` has no negative dimension (EINVAL) and
+/// fits in the call's max_output_bytes (EFBIG).
 Expected<void> check_output(const OpCall& c, DType t, const Shape& shape);
 /// A zero-filled output, after check_output().
 Expected<NpyArray> alloc_output(const OpCall& c, DType t, Shape shape);
@@ -151,7 +156,10 @@ Expected<void> need_numeric(const OpCall& c, const NpyArray& a, bool int_ok,
 // ---- NumPy broadcasting ----
 
 /// The NumPy broadcast of the shapes, or "<op>: shapes A and B [and C...] do not broadcast".
-Expected<Shape> broadcast(const OpCall& c, std::initializer_list<const Shape*> shapes);
+Expected<Shape> broadcast(const OpCall& c, std::span<const Shape* const> shapes);
+inline Expected<Shape> broadcast(const OpCall& c, std::initializer_list<const Shape*> shapes) {
+  return broadcast(c, std::span<const Shape* const>(shapes.begin(), shapes.size()));
+}
 inline Expected<Shape> broadcast(const OpCall& c, const Shape& a, const Shape& b) {
   return broadcast(c, {&a, &b});
 }
@@ -235,4 +243,5 @@ struct SpatialAttrs {
 Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,
                                      const std::vector<int64_t>& kernel_from_weights);
 
-}  // namespace npu::ops::detail
+}  // namespace detail
+}  // namespace npu::ops

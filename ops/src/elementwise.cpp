@@ -20,7 +20,17 @@ namespace {
 
 // ---- per-element rules beyond the ISA's (float64, other integer widths, Sign, integer Pow) ----
 
-constexpr uint8_t kActSign = 0xF0;  // host-only unary function, not an NPU_ACT_*
+// Host-only unary functions (not NPU_ACT_* codes).
+constexpr uint8_t kActSign = 0xF0;
+constexpr uint8_t kActGeluTanh = 0xF1;  // Gelu with approximate="tanh"
+
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), ONNX Gelu's tanh approximation.
+template <typename T>
+T gelu_tanh(T x) {
+  const T k = static_cast<T>(0.7978845608028654);  // sqrt(2 / pi)
+  return static_cast<T>(0.5) * x *
+         (static_cast<T>(1) + std::tanh(k * (x + static_cast<T>(0.044715) * x * x * x)));
+}
 
 template <typename T>
 bool is_negative(T x) {
@@ -92,12 +102,17 @@ T binary_value(uint8_t op, T a, T b) {
   }
 }
 
-/// NPU_ACT_* (float32 by ref::activation, int32 by ref::activation_int); Relu, Abs, Neg and
-/// Sign on the other types here.
+/// NPU_ACT_* (float32 by ref::activation, float64 by ref::activation_fp<double>, int32 by
+/// ref::activation_int); Relu, Abs, Neg and Sign on the other types here.
 template <typename T>
 T unary_value(uint8_t func, T x, float alpha, float beta) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (func == kActGeluTanh) return gelu_tanh(x);
+  }
   if constexpr (std::is_same_v<T, float>) {
     if (func != kActSign) return ref::activation(func, x, alpha, beta);
+  } else if constexpr (std::is_same_v<T, double>) {
+    if (func != kActSign) return ref::activation_fp<double>(func, x, alpha, beta);
   } else if constexpr (std::is_same_v<T, int32_t>) {
     if (func != kActSign) return ref::activation_int(func, x, alpha, beta, NPU_DTYPE_INT32);
   }
@@ -113,8 +128,8 @@ T unary_value(uint8_t func, T x, float alpha, float beta) {
       return is_negative(x) ? negate(x) : x;
     case NPU_ACT_NEG:
       return negate(x);
-    default:  // float-only functions, reached for float64 only
-      return static_cast<T>(ref::activation(func, static_cast<float>(x), alpha, beta));
+    default:  // float-only functions: the registry admits only floats for them
+      return T{0};
   }
 }
 
@@ -126,37 +141,29 @@ struct Unary {
   float beta = 0;
   const char* alpha_name = nullptr;
   const char* beta_name = nullptr;
-  bool int_ok = false;  // also float64 and signed integers (Relu, Abs, Neg, Sign)
 };
 
-OpFn unary(Unary u) {
-  return [u](const OpCall& c) -> HostOutputs {
-    auto x = input(c, 0);
-    if (!x) return x.error();
-    if (u.int_ok) {
-      NPU_TRY(need_dtype(c, **x,
-                         {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kInt16,
-                          DType::kInt32, DType::kInt64}));
-    } else {
-      NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
-    }
-    float alpha = u.alpha, beta = u.beta;
-    if (u.alpha_name) {
-      auto a = float_attr(c, u.alpha_name, u.alpha);
-      if (!a) return a.error();
-      alpha = *a;
-    }
-    if (u.beta_name) {
-      auto b = float_attr(c, u.beta_name, u.beta);
-      if (!b) return b.error();
-      beta = *b;
-    }
-    return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
-      NpyArray out = **x;
-      for (T& v : out.view<T>()) v = unary_value<T>(u.func, v, alpha, beta);
-      return single(std::move(out));
-    });
-  };
+/// One NPU_ACT_* function on every element; the dtypes are the registry's (Relu, Abs, Neg and
+/// Sign also take signed integers, the others floats).
+HostOutputs unary(const OpCall& c, Unary u) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  float alpha = u.alpha, beta = u.beta;
+  if (u.alpha_name) {
+    auto a = float_attr(c, u.alpha_name, u.alpha);
+    if (!a) return a.error();
+    alpha = *a;
+  }
+  if (u.beta_name) {
+    auto b = float_attr(c, u.beta_name, u.beta);
+    if (!b) return b.error();
+    beta = *b;
+  }
+  return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
+    NpyArray out = **x;
+    for (T& v : out.view<T>()) v = unary_value<T>(u.func, v, alpha, beta);
+    return single(std::move(out));
+  });
 }
 
 // ---- binary with NumPy broadcasting (ref::eltwise / ref::eltwise_int) ----
@@ -185,27 +192,24 @@ Expected<NpyArray> binary_values(const OpCall& c, uint8_t op, const NpyArray& a,
 }
 
 /// Add, Sub, Mul, Div and variadic Max, Min, Sum, Mean (inputs folded left to right).
-OpFn binary(uint8_t op, bool int_ok, bool variadic = false, bool mean = false) {
-  return [=](const OpCall& c) -> HostOutputs {
-    auto a = input(c, 0);
-    if (!a) return a.error();
-    NPU_TRY(need_numeric(c, **a, int_ok));
-    const size_t n = variadic ? c.inputs.size() : 2;
-    std::optional<NpyArray> folded;  // input 0 is read in place, not copied
-    for (size_t i = 1; i < n; ++i) {
-      auto b = input(c, i);
-      if (!b) return b.error();
-      auto r = binary_values(c, op, folded ? *folded : **a, **b);
-      if (!r) return r.error();
-      folded = std::move(*r);
-    }
-    NpyArray acc = folded ? std::move(*folded) : **a;
-    if (!mean) return single(std::move(acc));
-    return dispatch(c, acc, [&]<typename T>(T) -> HostOutputs {
-      for (T& v : acc.view<T>()) v = static_cast<T>(v / static_cast<T>(n));
-      return single(std::move(acc));
-    });
-  };
+HostOutputs binary(const OpCall& c, uint8_t op, bool variadic = false, bool mean = false) {
+  auto a = input(c, 0);
+  if (!a) return a.error();
+  const size_t n = variadic ? c.inputs.size() : 2;
+  std::optional<NpyArray> folded;  // input 0 is read in place, not copied
+  for (size_t i = 1; i < n; ++i) {
+    auto b = input(c, i);
+    if (!b) return b.error();
+    auto r = binary_values(c, op, folded ? *folded : **a, **b);
+    if (!r) return r.error();
+    folded = std::move(*r);
+  }
+  NpyArray acc = folded ? std::move(*folded) : **a;
+  if (!mean) return single(std::move(acc));
+  return dispatch(c, acc, [&]<typename T>(T) -> HostOutputs {
+    for (T& v : acc.view<T>()) v = static_cast<T>(v / static_cast<T>(n));
+    return single(std::move(acc));
+  });
 }
 
 /// Pow: X and Y any numeric dtypes; the result has X's dtype. float32 ^ float32 by
@@ -216,11 +220,12 @@ HostOutputs pow_op(const OpCall& c) {
   if (!x) return x.error();
   auto y = input(c, 1);
   if (!y) return y.error();
-  NPU_TRY(need_numeric(c, **x, true));
   NPU_TRY(need_numeric(c, **y, true, "exponent"));
   auto shape = broadcast(c, (*x)->shape, (*y)->shape);
   if (!shape) return shape.error();
-  NpyArray out = NpyArray::zeros((*x)->dtype, *shape);
+  auto alloc = alloc_output(c, (*x)->dtype, *shape);
+  if (!alloc) return alloc.error();
+  NpyArray out = std::move(*alloc);
   const auto sx = broadcast_strides((*x)->shape, *shape);
   const auto sy = broadcast_strides((*y)->shape, *shape);
   const bool y_float = (*y)->dtype == DType::kFloat32 || (*y)->dtype == DType::kFloat64;
@@ -257,7 +262,6 @@ HostOutputs pow_op(const OpCall& c) {
 HostOutputs clip(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  NPU_TRY(need_numeric(c, **x, true));
   std::optional<double> lo, hi;
   struct Bound {
     const char* name;
@@ -302,7 +306,6 @@ HostOutputs prelu(const OpCall& c) {
   if (!x) return x.error();
   auto slope_in = input(c, 1);
   if (!slope_in) return slope_in.error();
-  NPU_TRY(need_numeric(c, **x, true));
   NpyArray slope = **slope_in;
   const Shape& xs = (*x)->shape;
   if (c.opset < 7 && xs.size() > 2 && slope.shape.size() == 1 && slope.shape[0] == xs[1]) {
@@ -349,52 +352,48 @@ HostOutputs dropout(const OpCall& c) {
 
 /// opset >= 13: over one axis (default -1); opset < 13: over the input flattened to 2-D at
 /// `axis` (default 1), i.e. over all dims from axis on.
-OpFn softmax(bool log) {
-  return [log](const OpCall& c) -> HostOutputs {
-    auto x = input(c, 0);
-    if (!x) return x.error();
-    NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
-    const Shape& s = (*x)->shape;
-    if (s.empty()) return op_error(c, "input is a scalar");
-    const bool coerce_2d = c.opset < 13;
-    auto axis_attr = int_attr(c, "axis", coerce_2d ? 1 : -1);
-    if (!axis_attr) return axis_attr.error();
-    auto axis = norm_axis(c, *axis_attr, s.size());
-    if (!axis) return axis.error();
-    int64_t outer = 1, len = 1, inner = 1;
-    for (size_t i = 0; i < s.size(); ++i) {
-      if (i < *axis) {
-        outer *= s[i];
-      } else if (i == *axis || coerce_2d) {
-        len *= s[i];
-      } else {
-        inner *= s[i];
-      }
+HostOutputs softmax(const OpCall& c, bool log) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  const Shape& s = (*x)->shape;
+  if (s.empty()) return op_error(c, "input is a scalar");
+  const bool coerce_2d = c.opset < 13;
+  auto axis_attr = int_attr(c, "axis", coerce_2d ? 1 : -1);
+  if (!axis_attr) return axis_attr.error();
+  auto axis = norm_axis(c, *axis_attr, s.size());
+  if (!axis) return axis.error();
+  int64_t outer = 1, len = 1, inner = 1;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (i < *axis) {
+      outer *= s[i];
+    } else if (i == *axis || coerce_2d) {
+      len *= s[i];
+    } else {
+      inner *= s[i];
     }
-    NpyArray out = **x;
-    if (count(s) == 0) return single(std::move(out));
-    if (len > std::numeric_limits<uint32_t>::max() ||
-        outer > std::numeric_limits<uint32_t>::max()) {
-      return op_error(c, "dimension too large");
-    }
-    auto in = (*x)->view<float>();
-    auto ov = out.view<float>();
-    if (inner == 1) {
-      NPU_TRY(
-          ref::softmax_f32(static_cast<uint32_t>(outer), static_cast<uint32_t>(len), in, ov, log));
-      return single(std::move(out));
-    }
-    std::vector<float> row(static_cast<size_t>(len));
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const int64_t base = o * len * inner + i;
-        for (int64_t l = 0; l < len; ++l) row[l] = in[base + l * inner];
-        NPU_TRY(ref::softmax_f32(1, static_cast<uint32_t>(len), row, row, log));
-        for (int64_t l = 0; l < len; ++l) ov[base + l * inner] = row[l];
-      }
-    }
+  }
+  NpyArray out = **x;
+  if (count(s) == 0) return single(std::move(out));
+  if (len > std::numeric_limits<uint32_t>::max() || outer > std::numeric_limits<uint32_t>::max()) {
+    return op_error(c, "dimension too large");
+  }
+  auto in = (*x)->view<float>();
+  auto ov = out.view<float>();
+  if (inner == 1) {
+    NPU_TRY(
+        ref::softmax_f32(static_cast<uint32_t>(outer), static_cast<uint32_t>(len), in, ov, log));
     return single(std::move(out));
-  };
+  }
+  std::vector<float> row(static_cast<size_t>(len));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * len * inner + i;
+      for (int64_t l = 0; l < len; ++l) row[l] = in[base + l * inner];
+      NPU_TRY(ref::softmax_f32(1, static_cast<uint32_t>(len), row, row, log));
+      for (int64_t l = 0; l < len; ++l) ov[base + l * inner] = row[l];
+    }
+  }
+  return single(std::move(out));
 }
 
 // ---- shape ops ----
@@ -486,49 +485,152 @@ HostOutputs transpose(const OpCall& c) {
 
 }  // namespace
 
-const OpTable& elementwise_ops() {
-  static const OpTable ops{
-      {"Relu", unary({.func = NPU_ACT_RELU, .int_ok = true})},
-      {"Abs", unary({.func = NPU_ACT_ABS, .int_ok = true})},
-      {"Neg", unary({.func = NPU_ACT_NEG, .int_ok = true})},
-      {"Sign", unary({.func = kActSign, .int_ok = true})},
-      {"Sigmoid", unary({.func = NPU_ACT_SIGMOID})},
-      {"Tanh", unary({.func = NPU_ACT_TANH})},
-      {"Exp", unary({.func = NPU_ACT_EXP})},
-      {"Log", unary({.func = NPU_ACT_LOG})},
-      {"Sqrt", unary({.func = NPU_ACT_SQRT})},
-      {"Erf", unary({.func = NPU_ACT_ERF})},
-      {"Reciprocal", unary({.func = NPU_ACT_RECIPROCAL})},
-      {"Softplus", unary({.func = NPU_ACT_SOFTPLUS})},
-      {"Gelu", unary({.func = NPU_ACT_GELU})},
-      {"HardSwish", unary({.func = NPU_ACT_HARDSWISH})},
-      {"LeakyRelu", unary({.func = NPU_ACT_LEAKY_RELU, .alpha = 0.01f, .alpha_name = "alpha"})},
-      {"Elu", unary({.func = NPU_ACT_ELU, .alpha = 1.0f, .alpha_name = "alpha"})},
-      {"HardSigmoid", unary({.func = NPU_ACT_HARDSIGMOID,
-                             .alpha = 0.2f,
-                             .beta = 0.5f,
-                             .alpha_name = "alpha",
-                             .beta_name = "beta"})},
-      {"Softmax", softmax(false)},
-      {"LogSoftmax", softmax(true)},
-      {"Add", binary(NPU_ELTWISE_ADD, true)},
-      {"Sub", binary(NPU_ELTWISE_SUB, true)},
-      {"Mul", binary(NPU_ELTWISE_MUL, true)},
-      {"Div", binary(NPU_ELTWISE_DIV, true)},
-      {"Max", binary(NPU_ELTWISE_MAX, true, /*variadic=*/true)},
-      {"Min", binary(NPU_ELTWISE_MIN, true, /*variadic=*/true)},
-      {"Sum", binary(NPU_ELTWISE_ADD, true, /*variadic=*/true)},
-      {"Mean", binary(NPU_ELTWISE_ADD, false, /*variadic=*/true, /*mean=*/true)},
-      {"Pow", pow_op},
-      {"Clip", clip},
-      {"PRelu", prelu},
-      {"Reshape", reshape},
-      {"Flatten", flatten},
-      {"Transpose", transpose},
-      {"Identity", identity},
-      {"Dropout", dropout},
-  };
-  return ops;
+NPU_HOST_OP(Relu) {
+  return unary(c, {.func = NPU_ACT_RELU});
+}
+
+NPU_HOST_OP(Abs) {
+  return unary(c, {.func = NPU_ACT_ABS});
+}
+
+NPU_HOST_OP(Neg) {
+  return unary(c, {.func = NPU_ACT_NEG});
+}
+
+NPU_HOST_OP(Sign) {
+  return unary(c, {.func = kActSign});
+}
+
+NPU_HOST_OP(Sigmoid) {
+  return unary(c, {.func = NPU_ACT_SIGMOID});
+}
+
+NPU_HOST_OP(Tanh) {
+  return unary(c, {.func = NPU_ACT_TANH});
+}
+
+NPU_HOST_OP(Exp) {
+  return unary(c, {.func = NPU_ACT_EXP});
+}
+
+NPU_HOST_OP(Log) {
+  return unary(c, {.func = NPU_ACT_LOG});
+}
+
+NPU_HOST_OP(Sqrt) {
+  return unary(c, {.func = NPU_ACT_SQRT});
+}
+
+NPU_HOST_OP(Erf) {
+  return unary(c, {.func = NPU_ACT_ERF});
+}
+
+NPU_HOST_OP(Reciprocal) {
+  return unary(c, {.func = NPU_ACT_RECIPROCAL});
+}
+
+NPU_HOST_OP(Softplus) {
+  return unary(c, {.func = NPU_ACT_SOFTPLUS});
+}
+
+NPU_HOST_OP(Gelu) {
+  auto approximate = string_attr(c, "approximate", "none");
+  if (!approximate) return approximate.error();
+  if (*approximate == "none") return unary(c, {.func = NPU_ACT_GELU});
+  if (*approximate == "tanh") return unary(c, {.func = kActGeluTanh});
+  return op_error(c, "approximate '" + *approximate + "' is not 'none' or 'tanh'");
+}
+
+NPU_HOST_OP(HardSwish) {
+  return unary(c, {.func = NPU_ACT_HARDSWISH});
+}
+
+NPU_HOST_OP(LeakyRelu) {
+  return unary(c, {.func = NPU_ACT_LEAKY_RELU, .alpha = 0.01f, .alpha_name = "alpha"});
+}
+
+NPU_HOST_OP(Elu) {
+  return unary(c, {.func = NPU_ACT_ELU, .alpha = 1.0f, .alpha_name = "alpha"});
+}
+
+NPU_HOST_OP(HardSigmoid) {
+  return unary(c, {.func = NPU_ACT_HARDSIGMOID,
+                   .alpha = 0.2f,
+                   .beta = 0.5f,
+                   .alpha_name = "alpha",
+                   .beta_name = "beta"});
+}
+
+NPU_HOST_OP(Softmax) {
+  return softmax(c, false);
+}
+
+NPU_HOST_OP(LogSoftmax) {
+  return softmax(c, true);
+}
+
+NPU_HOST_OP(Add) {
+  return binary(c, NPU_ELTWISE_ADD);
+}
+
+NPU_HOST_OP(Sub) {
+  return binary(c, NPU_ELTWISE_SUB);
+}
+
+NPU_HOST_OP(Mul) {
+  return binary(c, NPU_ELTWISE_MUL);
+}
+
+NPU_HOST_OP(Div) {
+  return binary(c, NPU_ELTWISE_DIV);
+}
+
+NPU_HOST_OP(Max) {
+  return binary(c, NPU_ELTWISE_MAX, /*variadic=*/true);
+}
+
+NPU_HOST_OP(Min) {
+  return binary(c, NPU_ELTWISE_MIN, /*variadic=*/true);
+}
+
+NPU_HOST_OP(Sum) {
+  return binary(c, NPU_ELTWISE_ADD, /*variadic=*/true);
+}
+
+NPU_HOST_OP(Mean) {
+  return binary(c, NPU_ELTWISE_ADD, /*variadic=*/true, /*mean=*/true);
+}
+
+NPU_HOST_OP(Pow) {
+  return pow_op(c);
+}
+
+NPU_HOST_OP(Clip) {
+  return clip(c);
+}
+
+NPU_HOST_OP(PRelu) {
+  return prelu(c);
+}
+
+NPU_HOST_OP(Reshape) {
+  return reshape(c);
+}
+
+NPU_HOST_OP(Flatten) {
+  return flatten(c);
+}
+
+NPU_HOST_OP(Transpose) {
+  return transpose(c);
+}
+
+NPU_HOST_OP(Identity) {
+  return identity(c);
+}
+
+NPU_HOST_OP(Dropout) {
+  return dropout(c);
 }
 
 }  // namespace npu::ops::detail

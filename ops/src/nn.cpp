@@ -23,7 +23,6 @@ HostOutputs matmul(const OpCall& c) {
   if (!a) return a.error();
   auto b = input(c, 1);
   if (!b) return b.error();
-  NPU_TRY(need_dtype(c, **a, {DType::kFloat32}));
   NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
   auto g = matmul_geometry(c, (*a)->shape, (*b)->shape);
   if (!g) return g.error();
@@ -56,7 +55,6 @@ HostOutputs gemm(const OpCall& c) {
   auto b = input(c, 1);
   if (!b) return b.error();
   const NpyArray* cin = optional_input(c, 2);
-  NPU_TRY(need_dtype(c, **a, {DType::kFloat32}));
   NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
   if (cin) NPU_TRY(need_dtype(c, *cin, {DType::kFloat32}, "C"));
   if ((*a)->shape.size() != 2 || (*b)->shape.size() != 2) {
@@ -204,7 +202,6 @@ HostOutputs conv(const OpCall& c) {
   auto w = input(c, 1);
   if (!w) return w.error();
   const NpyArray* bias = optional_input(c, 2);
-  NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
   NPU_TRY(need_dtype(c, **w, {DType::kFloat32}, "weights"));
   if (bias) NPU_TRY(need_dtype(c, *bias, {DType::kFloat32}, "bias"));
   if ((*x)->shape.size() > 4) return conv_nd(c, **x, **w, bias);
@@ -240,80 +237,73 @@ HostOutputs conv(const OpCall& c) {
 
 /// MaxPool (float32, int8, uint8; num_outputs 2 adds the int64 Indices), AveragePool
 /// (float32), GlobalMaxPool and GlobalAveragePool, any spatial rank.
-OpFn pool(uint8_t kind, bool global) {
-  return [=](const OpCall& c) -> HostOutputs {
-    auto x = input(c, 0);
-    if (!x) return x.error();
-    if (kind == NPU_POOL_MAX) {
-      NPU_TRY(need_dtype(c, **x, {DType::kFloat32, DType::kInt8, DType::kUint8}));
-    } else {
-      NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
+HostOutputs pool(const OpCall& c, uint8_t kind, bool global) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  const Shape& xs = (*x)->shape;
+  if (xs.size() < 3) return op_error(c, "input must have rank >= 3, got " + shape_text(xs));
+  const size_t rank = xs.size() - 2;
+  const bool with_indices = c.num_outputs == 2 && kind == NPU_POOL_MAX && !global;
+  ref::PoolNdShape s;
+  s.planes = static_cast<uint64_t>(xs[0] * xs[1]);
+  s.in.assign(xs.begin() + 2, xs.end());
+  Shape out_shape = {xs[0], xs[1]};
+  if (global) {
+    s.kernel = s.in;
+    s.out = s.stride = s.dilation = std::vector<int64_t>(rank, 1);
+    s.pad_begin = s.pad_end = std::vector<int64_t>(rank, 0);
+  } else {
+    auto attrs = spatial_attrs(c, rank, {});
+    if (!attrs) return attrs.error();
+    auto mode = auto_pad_attr(c);
+    if (!mode) return mode.error();
+    auto ceil_mode = int_attr(c, "ceil_mode", 0);
+    if (!ceil_mode) return ceil_mode.error();
+    auto include_pad = int_attr(c, "count_include_pad", 0);
+    if (!include_pad) return include_pad.error();
+    auto order = int_attr(c, "storage_order", 0);
+    if (!order) return order.error();
+    if (*order != 0 && *order != 1) return op_error(c, "attribute storage_order must be 0 or 1");
+    s.kernel = attrs->kernel;
+    s.stride = attrs->strides;
+    s.dilation = attrs->dilations;
+    s.count_include_pad = *include_pad != 0;
+    s.column_major_argmax = *order == 1;
+    for (size_t d = 0; d < rank; ++d) {
+      const PadResult p = resolve_pads(*mode, s.in[d], s.kernel[d], s.stride[d], s.dilation[d],
+                                       attrs->pads[d], attrs->pads[rank + d], *ceil_mode != 0);
+      if (p.out < 1) {
+        return op_error(c,
+                        "kernel " + shape_text(s.kernel) + " does not fit input " + shape_text(xs));
+      }
+      s.out.push_back(p.out);
+      s.pad_begin.push_back(p.begin);
+      s.pad_end.push_back(p.end);
     }
-    const Shape& xs = (*x)->shape;
-    if (xs.size() < 3) return op_error(c, "input must have rank >= 3, got " + shape_text(xs));
-    const size_t rank = xs.size() - 2;
-    const bool with_indices = c.num_outputs == 2 && kind == NPU_POOL_MAX && !global;
-    ref::PoolNdShape s;
-    s.planes = static_cast<uint64_t>(xs[0] * xs[1]);
-    s.in.assign(xs.begin() + 2, xs.end());
-    Shape out_shape = {xs[0], xs[1]};
-    if (global) {
-      s.kernel = s.in;
-      s.out = s.stride = s.dilation = std::vector<int64_t>(rank, 1);
-      s.pad_begin = s.pad_end = std::vector<int64_t>(rank, 0);
-    } else {
-      auto attrs = spatial_attrs(c, rank, {});
-      if (!attrs) return attrs.error();
-      auto mode = auto_pad_attr(c);
-      if (!mode) return mode.error();
-      auto ceil_mode = int_attr(c, "ceil_mode", 0);
-      if (!ceil_mode) return ceil_mode.error();
-      auto include_pad = int_attr(c, "count_include_pad", 0);
-      if (!include_pad) return include_pad.error();
-      auto order = int_attr(c, "storage_order", 0);
-      if (!order) return order.error();
-      if (*order != 0 && *order != 1) return op_error(c, "attribute storage_order must be 0 or 1");
-      s.kernel = attrs->kernel;
-      s.stride = attrs->strides;
-      s.dilation = attrs->dilations;
-      s.count_include_pad = *include_pad != 0;
-      s.column_major_argmax = *order == 1;
-      for (size_t d = 0; d < rank; ++d) {
-        const PadResult p = resolve_pads(*mode, s.in[d], s.kernel[d], s.stride[d], s.dilation[d],
-                                         attrs->pads[d], attrs->pads[rank + d], *ceil_mode != 0);
-        if (p.out < 1) {
-          return op_error(
-              c, "kernel " + shape_text(s.kernel) + " does not fit input " + shape_text(xs));
-        }
-        s.out.push_back(p.out);
-        s.pad_begin.push_back(p.begin);
-        s.pad_end.push_back(p.end);
+  }
+  out_shape.insert(out_shape.end(), s.out.begin(), s.out.end());
+  NPU_TRY(check_output(c, with_indices ? DType::kInt64 : (*x)->dtype, out_shape));
+  if (count(xs) == 0) {
+    if (count(out_shape) != 0) return op_error(c, "input " + shape_text(xs) + " is empty");
+    std::vector<NpyArray> outs{NpyArray::zeros((*x)->dtype, out_shape)};
+    if (with_indices) outs.push_back(NpyArray::zeros(DType::kInt64, out_shape));
+    return outs;
+  }
+  NpyArray out = NpyArray::zeros((*x)->dtype, out_shape);
+  NpyArray indices = NpyArray::zeros(DType::kInt64, with_indices ? out_shape : Shape{0});
+  return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int8_t> ||
+                  std::is_same_v<T, uint8_t>) {
+      if (auto r =
+              ref::pool_nd<T>(kind, s, (*x)->view<T>(), out.view<T>(), indices.view<int64_t>());
+          !r) {
+        return op_error(c, r.error().message);
       }
     }
-    out_shape.insert(out_shape.end(), s.out.begin(), s.out.end());
-    NPU_TRY(check_output(c, with_indices ? DType::kInt64 : (*x)->dtype, out_shape));
-    if (count(xs) == 0) {
-      if (count(out_shape) != 0) return op_error(c, "input " + shape_text(xs) + " is empty");
-      std::vector<NpyArray> outs{NpyArray::zeros((*x)->dtype, out_shape)};
-      if (with_indices) outs.push_back(NpyArray::zeros(DType::kInt64, out_shape));
-      return outs;
-    }
-    NpyArray out = NpyArray::zeros((*x)->dtype, out_shape);
-    NpyArray indices = NpyArray::zeros(DType::kInt64, with_indices ? out_shape : Shape{0});
-    return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
-      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int8_t> ||
-                    std::is_same_v<T, uint8_t>) {
-        if (auto r =
-                ref::pool_nd<T>(kind, s, (*x)->view<T>(), out.view<T>(), indices.view<int64_t>());
-            !r) {
-          return op_error(c, r.error().message);
-        }
-      }
-      std::vector<NpyArray> outs{std::move(out)};
-      if (with_indices) outs.push_back(std::move(indices));
-      return outs;
-    });
-  };
+    std::vector<NpyArray> outs{std::move(out)};
+    if (with_indices) outs.push_back(std::move(indices));
+    return outs;
+  });
 }
 
 // ---- BatchNormalization ----
@@ -325,7 +315,6 @@ OpFn pool(uint8_t kind, bool global) {
 HostOutputs batch_norm(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  NPU_TRY(need_dtype(c, **x, {DType::kFloat32}));
   auto training = int_attr(c, "training_mode", 0);
   if (!training) return training.error();
   if ((*training == 0 && c.num_outputs != 1) || c.num_outputs > 3) {
@@ -516,64 +505,103 @@ void reduce_values(Reduce kind, const Shape& in_shape, const Shape& keep_shape,
   }
 }
 
-OpFn reduce(Reduce kind) {
-  return [kind](const OpCall& c) -> HostOutputs {
-    auto x = input(c, 0);
-    if (!x) return x.error();
-    if (kind == Reduce::kLogSum || kind == Reduce::kLogSumExp) {
-      NPU_TRY(need_numeric(c, **x, false));
+HostOutputs reduce(const OpCall& c, Reduce kind) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  const Shape& s = (*x)->shape;
+  auto mask = reduce_axes(c, s.size());
+  if (!mask) return mask.error();
+  if (!*mask) return single(**x);  // noop_with_empty_axes
+  auto keepdims = int_attr(c, "keepdims", 1);
+  if (!keepdims) return keepdims.error();
+  Shape keep = s, out_shape;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if ((**mask)[d]) {
+      keep[d] = 1;
+      if (*keepdims) out_shape.push_back(1);
     } else {
-      NPU_TRY(need_dtype(c, **x,
-                         {DType::kFloat32, DType::kFloat64, DType::kInt8, DType::kUint8,
-                          DType::kInt32, DType::kInt64}));
+      out_shape.push_back(s[d]);
     }
-    const Shape& s = (*x)->shape;
-    auto mask = reduce_axes(c, s.size());
-    if (!mask) return mask.error();
-    if (!*mask) return single(**x);  // noop_with_empty_axes
-    auto keepdims = int_attr(c, "keepdims", 1);
-    if (!keepdims) return keepdims.error();
-    Shape keep = s, out_shape;
-    for (size_t d = 0; d < s.size(); ++d) {
-      if ((**mask)[d]) {
-        keep[d] = 1;
-        if (*keepdims) out_shape.push_back(1);
-      } else {
-        out_shape.push_back(s[d]);
-      }
-    }
-    NpyArray out = NpyArray::zeros((*x)->dtype, out_shape);
-    return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
-      reduce_values<T>(kind, s, keep, (*x)->view<T>(), out.view<T>());
-      return single(std::move(out));
-    });
-  };
+  }
+  NpyArray out = NpyArray::zeros((*x)->dtype, out_shape);
+  return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
+    reduce_values<T>(kind, s, keep, (*x)->view<T>(), out.view<T>());
+    return single(std::move(out));
+  });
 }
 
 }  // namespace
 
-const OpTable& nn_ops() {
-  static const OpTable ops{
-      {"MatMul", matmul},
-      {"Gemm", gemm},
-      {"Conv", conv},
-      {"MaxPool", pool(NPU_POOL_MAX, false)},
-      {"AveragePool", pool(NPU_POOL_AVG, false)},
-      {"GlobalMaxPool", pool(NPU_POOL_MAX, true)},
-      {"GlobalAveragePool", pool(NPU_POOL_AVG, true)},
-      {"BatchNormalization", batch_norm},
-      {"ReduceSum", reduce(Reduce::kSum)},
-      {"ReduceMean", reduce(Reduce::kMean)},
-      {"ReduceMax", reduce(Reduce::kMax)},
-      {"ReduceMin", reduce(Reduce::kMin)},
-      {"ReduceProd", reduce(Reduce::kProd)},
-      {"ReduceSumSquare", reduce(Reduce::kSumSquare)},
-      {"ReduceL1", reduce(Reduce::kL1)},
-      {"ReduceL2", reduce(Reduce::kL2)},
-      {"ReduceLogSum", reduce(Reduce::kLogSum)},
-      {"ReduceLogSumExp", reduce(Reduce::kLogSumExp)},
-  };
-  return ops;
+NPU_HOST_OP(MatMul) {
+  return matmul(c);
+}
+
+NPU_HOST_OP(Gemm) {
+  return gemm(c);
+}
+
+NPU_HOST_OP(Conv) {
+  return conv(c);
+}
+
+NPU_HOST_OP(MaxPool) {
+  return pool(c, NPU_POOL_MAX, false);
+}
+
+NPU_HOST_OP(AveragePool) {
+  return pool(c, NPU_POOL_AVG, false);
+}
+
+NPU_HOST_OP(GlobalMaxPool) {
+  return pool(c, NPU_POOL_MAX, true);
+}
+
+NPU_HOST_OP(GlobalAveragePool) {
+  return pool(c, NPU_POOL_AVG, true);
+}
+
+NPU_HOST_OP(BatchNormalization) {
+  return batch_norm(c);
+}
+
+NPU_HOST_OP(ReduceSum) {
+  return reduce(c, Reduce::kSum);
+}
+
+NPU_HOST_OP(ReduceMean) {
+  return reduce(c, Reduce::kMean);
+}
+
+NPU_HOST_OP(ReduceMax) {
+  return reduce(c, Reduce::kMax);
+}
+
+NPU_HOST_OP(ReduceMin) {
+  return reduce(c, Reduce::kMin);
+}
+
+NPU_HOST_OP(ReduceProd) {
+  return reduce(c, Reduce::kProd);
+}
+
+NPU_HOST_OP(ReduceSumSquare) {
+  return reduce(c, Reduce::kSumSquare);
+}
+
+NPU_HOST_OP(ReduceL1) {
+  return reduce(c, Reduce::kL1);
+}
+
+NPU_HOST_OP(ReduceL2) {
+  return reduce(c, Reduce::kL2);
+}
+
+NPU_HOST_OP(ReduceLogSum) {
+  return reduce(c, Reduce::kLogSum);
+}
+
+NPU_HOST_OP(ReduceLogSumExp) {
+  return reduce(c, Reduce::kLogSumExp);
 }
 
 }  // namespace npu::ops::detail

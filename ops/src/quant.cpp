@@ -158,7 +158,6 @@ HostOutputs quantize_linear(const OpCall& c) {
   auto scale = input(c, 1);
   if (!scale) return scale.error();
   const NpyArray* zp = optional_input(c, 2);
-  NPU_TRY(need_dtype(c, **x, {DType::kFloat32, DType::kInt32}));
   const DType out_dtype = zp ? zp->dtype : DType::kUint8;
   if (out_dtype != DType::kInt8 && out_dtype != DType::kUint8) {
     return op_error(
@@ -188,7 +187,6 @@ HostOutputs dequantize_linear(const OpCall& c) {
   auto scale = input(c, 1);
   if (!scale) return scale.error();
   const NpyArray* zp = optional_input(c, 2);
-  NPU_TRY(need_dtype(c, **x, {DType::kInt8, DType::kUint8, DType::kInt32}));
   auto q = axis_quant(c, **x, **scale, zp, (*x)->dtype);
   if (!q) return q.error();
   NpyArray out = NpyArray::zeros(DType::kFloat32, (*x)->shape);
@@ -422,13 +420,28 @@ HostOutputs qlinear_matmul(const OpCall& c) {
 
 }  // namespace
 
-const OpTable& quant_ops() {
-  static const OpTable ops{
-      {"QuantizeLinear", quantize_linear}, {"DequantizeLinear", dequantize_linear},
-      {"ConvInteger", conv_integer},       {"QLinearConv", qlinear_conv},
-      {"MatMulInteger", matmul_integer},   {"QLinearMatMul", qlinear_matmul},
-  };
-  return ops;
+NPU_HOST_OP(QuantizeLinear) {
+  return quantize_linear(c);
+}
+
+NPU_HOST_OP(DequantizeLinear) {
+  return dequantize_linear(c);
+}
+
+NPU_HOST_OP(ConvInteger) {
+  return conv_integer(c);
+}
+
+NPU_HOST_OP(QLinearConv) {
+  return qlinear_conv(c);
+}
+
+NPU_HOST_OP(MatMulInteger) {
+  return matmul_integer(c);
+}
+
+NPU_HOST_OP(QLinearMatMul) {
+  return qlinear_matmul(c);
 }
 
 }  // namespace npu::ops::detail

@@ -708,15 +708,12 @@ HostOutputs range(const OpCall& c) {
   }
   NPU_TRY(need_same_dtype(c, *args[0], *args[1]));
   NPU_TRY(need_same_dtype(c, *args[0], *args[2]));
-  NPU_TRY(
-      need_dtype(c, *args[0],
-                 {DType::kFloat32, DType::kFloat64, DType::kInt16, DType::kInt32, DType::kInt64}));
   return one(dispatch(c, *args[0], [&]<typename T>(T) -> Expected<NpyArray> {
     if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, int16_t> ||
                   std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
       return range_of<T>(c, args[0]->view<T>()[0], args[1]->view<T>()[0], args[2]->view<T>()[0]);
     } else {
-      return op_error(c, "unreachable");  // need_dtype() above
+      return op_error(c, "unreachable");  // the registry admits no other dtype
     }
   }));
 }
@@ -782,7 +779,6 @@ HostOutputs where(const OpCall& c) {
   if (!x) return x.error();
   auto y = input(c, 2);
   if (!y) return y.error();
-  if ((*cond)->dtype != DType::kBool) return op_error(c, "condition must be bool");
   NPU_TRY(need_same_dtype(c, **x, **y));
   auto shape = broadcast(c, {&(*cond)->shape, &(*x)->shape, &(*y)->shape});
   if (!shape) return shape.error();
@@ -805,32 +801,28 @@ enum class Takes { kAny, kNumbers, kBools };
 
 /// A broadcasting comparison or logical op with a bool result: `fn` on every element pair.
 template <typename Fn>
-OpFn bool_binary(Takes takes, Fn fn) {
-  return [takes, fn](const OpCall& c) -> HostOutputs {
-    auto pair = broadcast_pair(c);
-    if (!pair) return pair.error();
-    const NpyArray& a = pair->first;
-    const NpyArray& b = pair->second;
-    if (takes == Takes::kBools) NPU_TRY(need_dtype(c, a, {DType::kBool}));
-    NpyArray out = NpyArray::zeros(DType::kBool, a.shape);
-    auto ov = out.view<bool>();
-    const auto compare = [&]<typename T>(T) -> Expected<void> {
-      auto av = a.view<T>();
-      auto bv = b.view<T>();
-      for (size_t i = 0; i < ov.size(); ++i) ov[i] = fn(av[i], bv[i]);
-      return ok();
-    };
-    // dispatch() rejects bool, as the numeric comparisons do.
-    NPU_TRY(takes == Takes::kNumbers ? dispatch(c, a, compare)
-                                     : dispatch_with_bool(c, a.dtype, compare));
-    return single(std::move(out));
+HostOutputs bool_binary(const OpCall& c, Takes takes, Fn fn) {
+  auto pair = broadcast_pair(c);
+  if (!pair) return pair.error();
+  const NpyArray& a = pair->first;
+  const NpyArray& b = pair->second;
+  NpyArray out = NpyArray::zeros(DType::kBool, a.shape);
+  auto ov = out.view<bool>();
+  const auto compare = [&]<typename T>(T) -> Expected<void> {
+    auto av = a.view<T>();
+    auto bv = b.view<T>();
+    for (size_t i = 0; i < ov.size(); ++i) ov[i] = fn(av[i], bv[i]);
+    return ok();
   };
+  // dispatch() rejects bool, as the numeric comparisons do.
+  NPU_TRY(takes == Takes::kNumbers ? dispatch(c, a, compare)
+                                   : dispatch_with_bool(c, a.dtype, compare));
+  return single(std::move(out));
 }
 
 HostOutputs not_op(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  NPU_TRY(need_dtype(c, **x, {DType::kBool}));
   NpyArray out = **x;
   for (std::byte& b : out.data) b ^= std::byte{1};
   return std::vector<NpyArray>{std::move(out)};
@@ -838,55 +830,127 @@ HostOutputs not_op(const OpCall& c) {
 
 /// Floor, Ceil, Round (float32, float64).
 template <typename Fn>
-OpFn rounding(Fn fn) {
-  return [fn](const OpCall& c) -> HostOutputs {
-    auto x = input(c, 0);
-    if (!x) return x.error();
-    NPU_TRY(need_numeric(c, **x, /*int_ok=*/false));
-    NpyArray out = **x;
-    return dispatch(c, out, [&]<typename T>(T) -> HostOutputs {
-      if constexpr (std::is_floating_point_v<T>) {
-        for (T& v : out.view<T>()) v = fn(v);
-      }
-      return single(std::move(out));
-    });
-  };
+HostOutputs rounding(const OpCall& c, Fn fn) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  NpyArray out = **x;
+  return dispatch(c, out, [&]<typename T>(T) -> HostOutputs {
+    if constexpr (std::is_floating_point_v<T>) {
+      for (T& v : out.view<T>()) v = fn(v);
+    }
+    return single(std::move(out));
+  });
 }
 
 }  // namespace
 
-const OpTable& tensor_ops() {
-  static const OpTable ops = {
-      {"Concat", concat},
-      {"Split", split},
-      {"Gather", gather},
-      {"Slice", slice},
-      {"Pad", pad},
-      {"Tile", tile},
-      {"Expand", expand},
-      {"Squeeze", squeeze},
-      {"Unsqueeze", unsqueeze},
-      {"Cast", cast},
-      {"Shape", shape_op},
-      {"Size", size_op},
-      {"Range", range},
-      {"ConstantOfShape", constant_of_shape},
-      {"Where", where},
-      {"Equal", bool_binary(Takes::kAny, [](auto a, auto b) { return a == b; })},
-      {"Less", bool_binary(Takes::kNumbers, [](auto a, auto b) { return a < b; })},
-      {"LessOrEqual", bool_binary(Takes::kNumbers, [](auto a, auto b) { return a <= b; })},
-      {"Greater", bool_binary(Takes::kNumbers, [](auto a, auto b) { return a > b; })},
-      {"GreaterOrEqual", bool_binary(Takes::kNumbers, [](auto a, auto b) { return a >= b; })},
-      {"And", bool_binary(Takes::kBools, [](auto a, auto b) { return a && b; })},
-      {"Or", bool_binary(Takes::kBools, [](auto a, auto b) { return a || b; })},
-      {"Xor", bool_binary(Takes::kBools, [](auto a, auto b) { return a != b; })},
-      {"Not", not_op},
-      {"Floor", rounding([](auto v) { return std::floor(v); })},
-      {"Ceil", rounding([](auto v) { return std::ceil(v); })},
-      // Half to even: nearbyint in the default FE_TONEAREST mode (never changed here).
-      {"Round", rounding([](auto v) { return std::nearbyint(v); })},
-  };
-  return ops;
+NPU_HOST_OP(Concat) {
+  return concat(c);
+}
+
+NPU_HOST_OP(Split) {
+  return split(c);
+}
+
+NPU_HOST_OP(Gather) {
+  return gather(c);
+}
+
+NPU_HOST_OP(Slice) {
+  return slice(c);
+}
+
+NPU_HOST_OP(Pad) {
+  return pad(c);
+}
+
+NPU_HOST_OP(Tile) {
+  return tile(c);
+}
+
+NPU_HOST_OP(Expand) {
+  return expand(c);
+}
+
+NPU_HOST_OP(Squeeze) {
+  return squeeze(c);
+}
+
+NPU_HOST_OP(Unsqueeze) {
+  return unsqueeze(c);
+}
+
+NPU_HOST_OP(Cast) {
+  return cast(c);
+}
+
+NPU_HOST_OP(Shape) {
+  return shape_op(c);
+}
+
+NPU_HOST_OP(Size) {
+  return size_op(c);
+}
+
+NPU_HOST_OP(Range) {
+  return range(c);
+}
+
+NPU_HOST_OP(ConstantOfShape) {
+  return constant_of_shape(c);
+}
+
+NPU_HOST_OP(Where) {
+  return where(c);
+}
+
+NPU_HOST_OP(Equal) {
+  return bool_binary(c, Takes::kAny, [](auto a, auto b) { return a == b; });
+}
+
+NPU_HOST_OP(Less) {
+  return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a < b; });
+}
+
+NPU_HOST_OP(LessOrEqual) {
+  return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a <= b; });
+}
+
+NPU_HOST_OP(Greater) {
+  return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a > b; });
+}
+
+NPU_HOST_OP(GreaterOrEqual) {
+  return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a >= b; });
+}
+
+NPU_HOST_OP(And) {
+  return bool_binary(c, Takes::kBools, [](auto a, auto b) { return a && b; });
+}
+
+NPU_HOST_OP(Or) {
+  return bool_binary(c, Takes::kBools, [](auto a, auto b) { return a || b; });
+}
+
+NPU_HOST_OP(Xor) {
+  return bool_binary(c, Takes::kBools, [](auto a, auto b) { return a != b; });
+}
+
+NPU_HOST_OP(Not) {
+  return not_op(c);
+}
+
+NPU_HOST_OP(Floor) {
+  return rounding(c, [](auto v) { return std::floor(v); });
+}
+
+NPU_HOST_OP(Ceil) {
+  return rounding(c, [](auto v) { return std::ceil(v); });
+}
+
+// Half to even: nearbyint in the default FE_TONEAREST mode (never changed here).
+NPU_HOST_OP(Round) {
+  return rounding(c, [](auto v) { return std::nearbyint(v); });
 }
 
 }  // namespace npu::ops::detail

@@ -1,17 +1,18 @@
 // The operator library: the ONNX semantics of every operator the stack supports, by ONNX op
 // type, over NpyArray tensors. The runtime runs host segments (docs/package.md) with it and
-// the compiler folds constants with it, so both compute the same values; with ONNX semantics up to opset 17 (18 where an
-// attribute became an input). The compiler places on the host any node the device cannot
-// run, so every operator of its supported set is here. Each op is computed by the reference
-// operators of libnpuref (npu/ref/*.h) where one exists (convolution, matmul, pooling,
+// the compiler folds constants with it, so both compute the same values. ONNX semantics up to
+// opset 17 (18 where an attribute became an input). The compiler places on the host any node the
+// device cannot run, so every operator of its supported set is here. Each op is computed by the
+// reference operators of libnpuref (npu/ref/*.h) where one exists (convolution, matmul, pooling,
 // (de)quantization and requantization, softmax, activations, elementwise rules, transpose),
 // the same code the tests and the emulator's checks use, so "what an operator means" is
 // written once.
 //
 // Supported (float32 unless noted; "numeric" = float32, float64 and the integer dtypes):
 // - elementwise: Relu, Abs, Neg, Sign (also float64 and signed integers; integers wrap as
-//   NumPy), Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Reciprocal, Softplus, Gelu, HardSwish,
-//   LeakyRelu (alpha), Elu (alpha), HardSigmoid (alpha, beta); Add, Sub, Mul, Div (numeric,
+//   NumPy), Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Reciprocal, Softplus, Gelu (opset 20, approximate
+//   none or tanh), HardSwish, LeakyRelu (alpha), Elu (alpha), HardSigmoid (alpha, beta) (float32
+//   and float64, computed in the input's precision); Add, Sub, Mul, Div (numeric,
 //   integer Div truncates, x / 0 = 0), Max, Min, Sum (numeric, variadic), Mean (float,
 //   variadic), Pow (numeric base and exponent, result in the base's dtype), all with NumPy
 //   broadcasting; Clip (numeric; min/max inputs 1 and 2, optional, or attributes before
@@ -57,14 +58,20 @@
 // it). The compiler adds "_opset": N, the model's opset of the default ONNX domain (17 when
 // absent); ops whose semantics changed between opsets follow it.
 //
+// What each operator accepts — its opsets, attributes and input-0 element types — is the
+// registry's (npu/ops/registry.h, npu/ops/operators.def); run() checks it before computing.
+//
 // Errors: lowercase one-liners naming the op, e.g. "host op 'Foo' is not supported",
 // "Add: shapes [2, 3] and [4] do not broadcast", "Softmax: dtype int8 is not supported",
-// "Conv: missing input 1", "MaxPool: attribute kernel_shape is required". An output over
-// 4 GiB is an error ("Pad: output shape [..] is too large"); a failed allocation is ENOMEM
-// ("Tile: out of memory"); every other error is EINVAL, or ENOTSUP for an unknown op.
+// "Conv: missing input 1", "MaxPool: missing attribute 'kernel_shape'", "Pad: unknown
+// attribute 'foo'", "Pad: attribute mode is not a string", "Relu: opset 30 is outside the
+// supported range 1..18". An output over RunOptions::max_output_bytes (4 GiB) is EFBIG
+// ("Pad: output shape [..] is too large"); a failed allocation is ENOMEM ("Tile: out of
+// memory"); every other error is EINVAL, or ENOTSUP for an unknown op.
 // Threading/lifetime: pure functions.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -80,11 +87,17 @@ bool is_supported(std::string_view op_type);
 /// The supported op types, sorted.
 std::vector<std::string> names();
 
+struct RunOptions {
+  /// The largest output the operator may allocate; beyond it run() fails with EFBIG (the
+  /// compiler's constant folding passes a smaller limit and leaves such nodes alone).
+  uint64_t max_output_bytes = uint64_t{1} << 32;
+};
+
 /// Runs one ONNX operator: `attributes` is a JSON object text (ONNX attribute names, natural
 /// JSON types), `inputs` the operator's inputs in ONNX order (a null pointer is an omitted
 /// optional input). Returns the outputs (num_outputs of them).
 Expected<std::vector<format::NpyArray>> run(std::string_view op_type, std::string_view attributes,
                                             std::span<const format::NpyArray* const> inputs,
-                                            size_t num_outputs = 1);
+                                            size_t num_outputs = 1, const RunOptions& options = {});
 
 }  // namespace npu::ops

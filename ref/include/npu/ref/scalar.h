@@ -161,36 +161,38 @@ inline float dequantize(int32_t q, float scale, int32_t zp) {
   return static_cast<float>(static_cast<int64_t>(q) - zp) * scale;
 }
 
-/// NPU_ACT_* on an fp32 value (alpha/beta as the ISA defines per function). Unknown
-/// functions give NaN.
-inline float activation(uint8_t func, float x, float alpha, float beta) {
+/// NPU_ACT_* on a floating-point value (fp32 on the device; the host also uses double), with
+/// alpha/beta as the ISA defines per function. Unknown functions give NaN.
+template <typename F>
+F activation_fp(uint8_t func, F x, F alpha, F beta) {
+  constexpr F kZero = 0, kOne = 1, kHalf = 0.5, kThree = 3, kSix = 6;
   switch (func) {
     case NPU_ACT_COPY:
       return x;
     case NPU_ACT_RELU:
-      return x < 0.0f ? 0.0f : x;  // NaN stays NaN
+      return x < kZero ? kZero : x;  // NaN stays NaN
     case NPU_ACT_LEAKY_RELU:
-      return x >= 0.0f ? x : alpha * x;
+      return x >= kZero ? x : alpha * x;
     case NPU_ACT_CLIP: {
-      const float lo = x < alpha ? alpha : x;
+      const F lo = x < alpha ? alpha : x;
       return lo > beta ? beta : lo;
     }
     case NPU_ACT_SIGMOID:
-      return 1.0f / (1.0f + std::exp(-x));
+      return kOne / (kOne + std::exp(-x));
     case NPU_ACT_TANH:
       return std::tanh(x);
     case NPU_ACT_GELU:
-      return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f)));
+      return kHalf * x * (kOne + std::erf(x / std::sqrt(F{2})));
     case NPU_ACT_HARDSWISH: {
-      float t = x + 3.0f;
-      t = t < 0.0f ? 0.0f : t;
-      t = t > 6.0f ? 6.0f : t;
-      return x * t / 6.0f;
+      F t = x + kThree;
+      t = t < kZero ? kZero : t;
+      t = t > kSix ? kSix : t;
+      return x * t / kSix;
     }
     case NPU_ACT_HARDSIGMOID: {
-      float t = alpha * x + beta;
-      t = t > 1.0f ? 1.0f : t;
-      return t < 0.0f ? 0.0f : t;
+      F t = alpha * x + beta;
+      t = t > kOne ? kOne : t;
+      return t < kZero ? kZero : t;
     }
     case NPU_ACT_EXP:
       return std::exp(x);
@@ -205,15 +207,21 @@ inline float activation(uint8_t func, float x, float alpha, float beta) {
     case NPU_ACT_ERF:
       return std::erf(x);
     case NPU_ACT_SOFTPLUS:
-      // log(1 + exp(x)) == x to float precision once exp(-x) < 2^-24 relative.
-      return x > 20.0f ? x : std::log1p(std::exp(x));
+      // log(1 + exp(x)) == x to the type's precision once exp(-x) is below its epsilon
+      // (x > 20 for float, x > 40 for double).
+      return x > F{sizeof(F) == 4 ? 20 : 40} ? x : std::log1p(std::exp(x));
     case NPU_ACT_ELU:
-      return x >= 0.0f ? x : alpha * std::expm1(x);
+      return x >= kZero ? x : alpha * std::expm1(x);
     case NPU_ACT_RECIPROCAL:
-      return 1.0f / x;
+      return kOne / x;
     default:
-      return std::numeric_limits<float>::quiet_NaN();
+      return std::numeric_limits<F>::quiet_NaN();
   }
+}
+
+/// NPU_ACT_* on an fp32 value (activation_fp<float>): what the device computes.
+inline float activation(uint8_t func, float x, float alpha, float beta) {
+  return activation_fp<float>(func, x, alpha, beta);
 }
 
 namespace detail {

@@ -1,0 +1,122 @@
+// The operator registry: what the stack knows about each operator, from the one table in
+// npu/ops/operators.def — its name, the opsets whose semantics it follows, the element types
+// of its main input, its output shape rule, the compiler's device lowering family and its
+// attribute schema — together with its host implementation. The runtime (host segments),
+// the compiler (import check, constant folding, support check, lowering dispatch) and the
+// tools read it; nothing else lists operators.
+//
+// Threading: the registry is built once, on first use, and read-only afterwards; every
+// function here may be called from any thread. Lifetime: the schemas are static.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "npu/expected.h"
+#include "npu/format/dtype.h"
+#include "npu/format/npy.h"
+
+namespace npu::ops {
+
+/// A set of element types, one bit per format::DType.
+class DTypeSet {
+ public:
+  constexpr DTypeSet() = default;
+  constexpr DTypeSet(std::initializer_list<format::DType> types) {
+    for (format::DType t : types) bits_ |= bit(t);
+  }
+  constexpr bool contains(format::DType t) const { return (bits_ & bit(t)) != 0; }
+  constexpr DTypeSet operator|(DTypeSet o) const {
+    DTypeSet s;
+    s.bits_ = bits_ | o.bits_;
+    return s;
+  }
+  constexpr bool operator==(const DTypeSet&) const = default;
+  /// "float32, float64" (the table's order).
+  std::string to_string() const;
+
+ private:
+  static constexpr uint32_t bit(format::DType t) { return uint32_t{1} << static_cast<int>(t); }
+  uint32_t bits_ = 0;
+};
+
+/// The named sets the registry's Types column uses.
+namespace types {
+using format::DType;
+inline constexpr DTypeSet Float{DType::kFloat32};
+inline constexpr DTypeSet Floats{DType::kFloat32, DType::kFloat64};
+inline constexpr DTypeSet Signed{DType::kFloat32, DType::kFloat64, DType::kInt8,
+                                 DType::kInt16,   DType::kInt32,   DType::kInt64};
+inline constexpr DTypeSet Numeric{DType::kFloat32, DType::kFloat64, DType::kInt8,  DType::kUint8,
+                                  DType::kInt16,   DType::kUint16,  DType::kInt32, DType::kUint32,
+                                  DType::kInt64,   DType::kUint64};
+inline constexpr DTypeSet Reducible{DType::kFloat32, DType::kFloat64, DType::kInt8,
+                                    DType::kUint8,   DType::kInt32,   DType::kInt64};
+inline constexpr DTypeSet Range{DType::kFloat32, DType::kFloat64, DType::kInt16, DType::kInt32,
+                                DType::kInt64};
+inline constexpr DTypeSet Pooled{DType::kFloat32, DType::kInt8, DType::kUint8};
+inline constexpr DTypeSet Bool{DType::kBool};
+inline constexpr DTypeSet Int8{DType::kInt8, DType::kUint8};
+inline constexpr DTypeSet QuantizeIn{DType::kFloat32, DType::kInt32};
+inline constexpr DTypeSet DequantizeIn{DType::kInt8, DType::kUint8, DType::kInt32};
+inline constexpr DTypeSet Any = Numeric | DTypeSet{DType::kBool, DType::kFloat16};
+}  // namespace types
+
+/// How an operator's output shapes follow from its inputs.
+enum class ShapeRule : uint8_t {
+  kImpl,       // computed by the implementation (data-dependent or op-specific)
+  kSame,       // output 0 has input 0's dtype and shape
+  kBroadcast,  // output 0: input 0's dtype, the NumPy broadcast of every input's shape
+  kCompare,    // output 0: bool, the NumPy broadcast of every input's shape
+};
+
+enum class AttrType : uint8_t { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
+/// "int", "floats", ...
+const char* attr_type_name(AttrType t);
+
+struct AttrSchema {
+  std::string name;
+  AttrType type = AttrType::kInt;
+  bool required = false;
+};
+
+struct OpCall;  // one call of a host implementation (private to the library)
+using HostFn = Expected<std::vector<format::NpyArray>> (*)(const OpCall&);
+
+struct OpSchema {
+  std::string_view name;
+  int64_t since = 1, until = 1;  // model opsets whose semantics the implementation follows
+  DTypeSet types;                // accepted element types of input 0
+  ShapeRule shape = ShapeRule::kImpl;
+  std::string_view device;  // the compiler's lowering family ("host": none)
+  std::vector<AttrSchema> attributes;
+  HostFn host = nullptr;
+
+  /// The attribute named `name`, or nullptr.
+  const AttrSchema* attribute(std::string_view attr) const;
+  /// Whether `opset` is in [since, until].
+  bool supports_opset(int64_t opset) const { return opset >= since && opset <= until; }
+};
+
+/// Every operator, in the table's order.
+std::span<const OpSchema> registry();
+/// The operator named `op_type` (default ONNX domain), or nullptr.
+const OpSchema* find(std::string_view op_type);
+
+/// An element type and static shape (what a shape rule reads and produces).
+struct TensorType {
+  format::DType dtype = format::DType::kFloat32;
+  std::vector<int64_t> shape;
+  bool operator==(const TensorType&) const = default;
+};
+
+/// Output 0's type by the operator's shape rule; nullopt for ShapeRule::kImpl (and unknown
+/// operators). An error when the inputs do not fit the rule (shapes that do not broadcast).
+Expected<std::optional<TensorType>> infer_output(std::string_view op_type,
+                                                 std::span<const TensorType> inputs);
+
+}  // namespace npu::ops

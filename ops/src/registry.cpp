@@ -1,0 +1,163 @@
+// The operator registry (npu/ops/registry.h), built once from npu/ops/operators.def, and the
+// shape rules.
+#include "npu/ops/registry.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <map>
+
+#include "common.h"
+
+namespace npu::ops {
+
+namespace {
+
+std::optional<AttrType> attr_type(std::string_view name) {
+  static constexpr std::array<std::pair<std::string_view, AttrType>, 7> kTypes{{
+      {"int", AttrType::kInt},
+      {"float", AttrType::kFloat},
+      {"string", AttrType::kString},
+      {"ints", AttrType::kInts},
+      {"floats", AttrType::kFloats},
+      {"strings", AttrType::kStrings},
+      {"tensor", AttrType::kTensor},
+  }};
+  for (const auto& [n, t] : kTypes) {
+    if (n == name) return t;
+  }
+  return std::nullopt;
+}
+
+/// Parses a schema string of the table ("name:type name:type! ..."). The table is part of the
+/// library, so a malformed entry is a programming error: it aborts on first use (and in every
+/// test run) rather than being reported at run time.
+std::vector<AttrSchema> parse_attributes(std::string_view op, std::string_view text) {
+  std::vector<AttrSchema> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    if (text[pos] == ' ') {
+      ++pos;
+      continue;
+    }
+    const size_t end = std::min(text.find(' ', pos), text.size());
+    std::string_view entry = text.substr(pos, end - pos);
+    pos = end;
+    AttrSchema a;
+    if (entry.ends_with('!')) {
+      a.required = true;
+      entry.remove_suffix(1);
+    }
+    const size_t colon = entry.find(':');
+    const auto type =
+        colon == std::string_view::npos ? std::nullopt : attr_type(entry.substr(colon + 1));
+    if (!type) {
+      std::fprintf(stderr, "npu::ops: operators.def: %.*s: bad attribute entry '%.*s'\n",
+                   static_cast<int>(op.size()), op.data(), static_cast<int>(entry.size()),
+                   entry.data());
+      std::abort();
+    }
+    a.name = std::string(entry.substr(0, colon));
+    a.type = *type;
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<OpSchema> build_registry() {
+  using namespace types;  // NOLINT: the table's Types column names these sets
+  constexpr ShapeRule Same = ShapeRule::kSame, Broadcast = ShapeRule::kBroadcast,
+                      Compare = ShapeRule::kCompare, Impl = ShapeRule::kImpl;
+  std::vector<OpSchema> ops;
+#define NPU_OP(Name, Since, Until, Types, Shape, Device, Attributes) \
+  ops.push_back(OpSchema{#Name, Since, Until, Types, Shape, #Device, \
+                         parse_attributes(#Name, Attributes), &detail::op_##Name});
+#include "npu/ops/operators.def"
+#undef NPU_OP
+  (void)Same, (void)Broadcast, (void)Compare, (void)Impl;
+  return ops;
+}
+
+const std::vector<OpSchema>& table() {
+  static const std::vector<OpSchema> ops = build_registry();
+  return ops;
+}
+
+const std::map<std::string_view, const OpSchema*>& index() {
+  static const std::map<std::string_view, const OpSchema*> by_name = [] {
+    std::map<std::string_view, const OpSchema*> m;
+    for (const OpSchema& s : table()) m.emplace(s.name, &s);
+    return m;
+  }();
+  return by_name;
+}
+
+}  // namespace
+
+std::string DTypeSet::to_string() const {
+  std::string out;
+  for (int t = 0; t <= static_cast<int>(format::DType::kFloat64); ++t) {
+    const auto d = static_cast<format::DType>(t);
+    if (!contains(d)) continue;
+    out += (out.empty() ? "" : ", ") + std::string(format::dtype_name(d));
+  }
+  return out;
+}
+
+const char* attr_type_name(AttrType t) {
+  switch (t) {
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kInts:
+      return "ints";
+    case AttrType::kFloats:
+      return "floats";
+    case AttrType::kStrings:
+      return "strings";
+    case AttrType::kTensor:
+      return "tensor";
+  }
+  return "?";
+}
+
+const AttrSchema* OpSchema::attribute(std::string_view attr) const {
+  for (const AttrSchema& a : attributes) {
+    if (a.name == attr) return &a;
+  }
+  return nullptr;
+}
+
+std::span<const OpSchema> registry() {
+  return table();
+}
+
+const OpSchema* find(std::string_view op_type) {
+  const auto& m = index();
+  const auto it = m.find(op_type);
+  return it == m.end() ? nullptr : it->second;
+}
+
+Expected<std::optional<TensorType>> infer_output(std::string_view op_type,
+                                                 std::span<const TensorType> inputs) {
+  const OpSchema* s = find(op_type);
+  if (s == nullptr || s->shape == ShapeRule::kImpl) return std::optional<TensorType>{};
+  if (inputs.empty()) {
+    return make_error(EINVAL, std::string(op_type) + ": shape rule needs at least one input");
+  }
+  if (s->shape == ShapeRule::kSame) return std::optional<TensorType>{inputs[0]};
+  static const nlohmann::json kNoAttributes = nlohmann::json::object();
+  const OpCall call{std::string(op_type), kNoAttributes, {}};
+  std::vector<const detail::Shape*> shapes;
+  for (const TensorType& t : inputs) shapes.push_back(&t.shape);
+  auto out = detail::broadcast(call, shapes);
+  if (!out) return out.error();
+  const format::DType dtype =
+      s->shape == ShapeRule::kCompare ? format::DType::kBool : inputs[0].dtype;
+  return std::optional<TensorType>{TensorType{dtype, std::move(*out)}};
+}
+
+}  // namespace npu::ops
