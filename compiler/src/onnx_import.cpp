@@ -167,6 +167,14 @@ Expected<void> check_nodes(onnx::ModelProto& m, const std::map<std::string, int6
     if (!known && !opts.allow_unsupported_ops) {
       return make_error(ENOTSUP, node_label(n) + ": unsupported operator");
     }
+    if (const OpInfo* op = known ? find_op(n.op_type()) : nullptr;
+        op && !op->schema->supports_opset(it->second)) {
+      return make_error(ENOTSUP, node_label(n) + ": opset " + std::to_string(it->second) +
+                                     " is not supported (the operator library implements " +
+                                     n.op_type() + " for opsets " +
+                                     std::to_string(op->schema->since) + ".." +
+                                     std::to_string(op->schema->until) + ")");
+    }
     for (const auto& a : n.attribute()) {
       if (a.type() == onnx::AttributeProto::GRAPH || a.type() == onnx::AttributeProto::GRAPHS) {
         return make_error(

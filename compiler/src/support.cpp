@@ -158,68 +158,99 @@ std::string pool_reason(const Graph& g, const Node& n) {
   return {};
 }
 
-std::string other_reason(const Graph& g, const Node& n, OpClass c) {
-  const std::string& op = n.op_type;
+std::string softmax_reason(const Graph& g, const Node& n) {
   const DType t = g.value(n.input(0)).dtype;
-  switch (c) {
-    case OpClass::kSoftmax:
-      return t == DType::kFloat32 ? "" : "softmax on " + std::string(dtype_name(t));
-    case OpClass::kNorm:
-      if (n.attr_int("training_mode", 0) != 0) return "training-mode BatchNormalization";
-      for (size_t i = 1; i <= 4; ++i) {
-        if (!g.constant(n.input(i))) return "BatchNormalization parameters are not constant";
-      }
-      for (size_t o = 1; o < n.outputs.size(); ++o) {
-        if (n.outputs[o] >= 0) return "BatchNormalization statistics outputs are used";
-      }
-      return t == DType::kFloat32 ? "" : "BatchNormalization on " + std::string(dtype_name(t));
-    case OpClass::kQuant:
-      for (size_t i = 1; i <= 2; ++i) {
-        if (n.input(i) >= 0 && !g.constant(n.input(i))) return "scale/zero point are not constant";
-      }
-      if (op == "QuantizeLinear" && !is_quant_type(g.value(n.outputs[0]).dtype))
-        return "output is not int8/uint8";
-      return {};
-    case OpClass::kReduce: {
-      if (t != DType::kFloat32) return op + " on " + dtype_name(t);
-      if (n.input(1) >= 0 && !g.constant(n.input(1))) return "reduction axes are not constant";
-      std::vector<int64_t> axes =
-          n.input(1) >= 0 ? g.constant(n.input(1))->to_ints() : n.attr_ints("axes");
-      const auto rank = static_cast<int64_t>(rank_of(g, n.input(0)));
-      for (int64_t& a : axes) a = a < 0 ? a + rank : a;
-      std::sort(axes.begin(), axes.end());
-      for (size_t i = 1; i < axes.size(); ++i) {
-        if (axes[i] != axes[i - 1] + 1) return "reduced axes are not contiguous";
-      }
-      return {};
-    }
-    case OpClass::kTranspose:
-      return rank_of(g, n.input(0)) <= 4 ? "" : "transpose of rank above 4";
-    case OpClass::kMove:
-      if (op == "Reshape" && !g.constant(n.input(1))) return "target shape is not constant";
-      if ((op == "Squeeze" || op == "Unsqueeze") && n.input(1) >= 0 && !g.constant(n.input(1))) {
-        return "axes are not constant";
-      }
-      if (op == "Pad") {
-        if (n.attr_string("mode", "constant") != "constant")
-          return n.attr_string("mode") + " padding";
-        for (size_t i = 1; i <= 3; ++i) {
-          if (n.input(i) >= 0 && !g.constant(n.input(i))) return "pads are not constant";
-        }
-        if (n.input(1) >= 0) {
-          for (int64_t p : g.constant(n.input(1))->to_ints()) {
-            if (p < 0 || p > 65535) return "negative or huge pads";
-          }
-        }
-        if (rank_of(g, n.input(0)) > 4) return "rank above 4";
-      }
-      return {};
-    case OpClass::kNoOp:
-      return op == "Identity" ? "" : "Dropout with its mask used";
-    default:
-      return "no device implementation";
-  }
+  return t == DType::kFloat32 ? "" : "softmax on " + std::string(dtype_name(t));
 }
+
+std::string norm_reason(const Graph& g, const Node& n) {
+  if (n.attr_int("training_mode", 0) != 0) return "training-mode BatchNormalization";
+  for (size_t i = 1; i <= 4; ++i) {
+    if (!g.constant(n.input(i))) return "BatchNormalization parameters are not constant";
+  }
+  for (size_t o = 1; o < n.outputs.size(); ++o) {
+    if (n.outputs[o] >= 0) return "BatchNormalization statistics outputs are used";
+  }
+  const DType t = g.value(n.input(0)).dtype;
+  return t == DType::kFloat32 ? "" : "BatchNormalization on " + std::string(dtype_name(t));
+}
+
+std::string quant_reason(const Graph& g, const Node& n) {
+  for (size_t i = 1; i <= 2; ++i) {
+    if (n.input(i) >= 0 && !g.constant(n.input(i))) return "scale/zero point are not constant";
+  }
+  if (n.op_type == "QuantizeLinear" && !is_quant_type(g.value(n.outputs[0]).dtype))
+    return "output is not int8/uint8";
+  return {};
+}
+
+std::string reduce_reason(const Graph& g, const Node& n) {
+  const DType t = g.value(n.input(0)).dtype;
+  if (t != DType::kFloat32) return n.op_type + " on " + dtype_name(t);
+  if (n.input(1) >= 0 && !g.constant(n.input(1))) return "reduction axes are not constant";
+  std::vector<int64_t> axes =
+      n.input(1) >= 0 ? g.constant(n.input(1))->to_ints() : n.attr_ints("axes");
+  const auto rank = static_cast<int64_t>(rank_of(g, n.input(0)));
+  for (int64_t& a : axes) a = a < 0 ? a + rank : a;
+  std::sort(axes.begin(), axes.end());
+  for (size_t i = 1; i < axes.size(); ++i) {
+    if (axes[i] != axes[i - 1] + 1) return "reduced axes are not contiguous";
+  }
+  return {};
+}
+
+std::string transpose_reason(const Graph& g, const Node& n) {
+  return rank_of(g, n.input(0)) <= 4 ? "" : "transpose of rank above 4";
+}
+
+std::string reshape_reason(const Graph& g, const Node& n) {
+  if (n.op_type == "Reshape" && !g.constant(n.input(1))) return "target shape is not constant";
+  if ((n.op_type == "Squeeze" || n.op_type == "Unsqueeze") && n.input(1) >= 0 &&
+      !g.constant(n.input(1))) {
+    return "axes are not constant";
+  }
+  return {};
+}
+
+std::string concat_reason(const Graph&, const Node&) {
+  return {};
+}
+
+std::string pad_reason(const Graph& g, const Node& n) {
+  if (n.attr_string("mode", "constant") != "constant") return n.attr_string("mode") + " padding";
+  for (size_t i = 1; i <= 3; ++i) {
+    if (n.input(i) >= 0 && !g.constant(n.input(i))) return "pads are not constant";
+  }
+  if (n.input(1) >= 0) {
+    for (int64_t p : g.constant(n.input(1))->to_ints()) {
+      if (p < 0 || p > 65535) return "negative or huge pads";
+    }
+  }
+  if (rank_of(g, n.input(0)) > 4) return "rank above 4";
+  return {};
+}
+
+std::string noop_reason(const Graph&, const Node& n) {
+  return n.op_type == "Identity" ? "" : "Dropout with its mask used";
+}
+
+std::string host_reason(const Graph&, const Node&) {
+  return "no device implementation";
+}
+
+/// The support rule of each device family (OpClass order) and whether the family takes int32
+/// operands.
+struct FamilyRule {
+  std::string (*reason)(const Graph&, const Node&);
+  bool int32_ok;
+};
+constexpr FamilyRule kFamilyRules[kNumOpClasses] = {
+    {conv_reason, true},       {matmul_reason, true},   {eltwise_reason, true},
+    {activation_reason, true}, {pool_reason, false},    {softmax_reason, false},
+    {norm_reason, false},      {quant_reason, true},    {reduce_reason, false},
+    {transpose_reason, true},  {reshape_reason, true},  {concat_reason, true},
+    {pad_reason, true},        {noop_reason, true},     {host_reason, false},
+};
 
 }  // namespace
 
@@ -227,30 +258,13 @@ std::string device_support_reason(const Graph& g, const Node& n) {
   if (!n.domain.empty()) return "operator of domain '" + n.domain + "'";
   const OpInfo* info = find_op(n.op_type);
   if (!info) return "unsupported operator";
-  if (info->op_class == OpClass::kHostOnly) return "no device implementation";
+  if (info->op_class == OpClass::kHost) return host_reason(g, n);
   if (n.inputs.empty() || n.input(0) < 0 || n.outputs.empty() || n.outputs[0] < 0) {
     return "missing operand";
   }
-  const bool int32_ok = info->op_class == OpClass::kEltwise ||
-                        info->op_class == OpClass::kActivation ||
-                        info->op_class == OpClass::kMove || info->op_class == OpClass::kTranspose ||
-                        info->op_class == OpClass::kQuant || info->op_class == OpClass::kNoOp ||
-                        info->op_class == OpClass::kConv || info->op_class == OpClass::kMatMul;
-  if (auto r = check_operands(g, n, int32_ok); !r.empty()) return r;
-  switch (info->op_class) {
-    case OpClass::kConv:
-      return conv_reason(g, n);
-    case OpClass::kMatMul:
-      return matmul_reason(g, n);
-    case OpClass::kEltwise:
-      return eltwise_reason(g, n);
-    case OpClass::kActivation:
-      return activation_reason(g, n);
-    case OpClass::kPool:
-      return pool_reason(g, n);
-    default:
-      return other_reason(g, n, info->op_class);
-  }
+  const FamilyRule& rule = kFamilyRules[static_cast<size_t>(info->op_class)];
+  if (auto r = check_operands(g, n, rule.int32_ok); !r.empty()) return r;
+  return rule.reason(g, n);
 }
 
 Expected<Partition> partition(const Graph& g) {

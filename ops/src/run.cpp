@@ -134,6 +134,16 @@ Expected<std::vector<format::NpyArray>> run_checked(const OpSchema& s, const jso
   return out;
 }
 
+/// Parses the attributes text; errors name the op.
+Expected<json> parse_attributes(std::string_view op_type, std::string_view attributes) {
+  json attrs = json::parse(attributes.empty() ? std::string_view("{}") : attributes, nullptr,
+                           /*allow_exceptions=*/false);
+  if (attrs.is_discarded() || !attrs.is_object()) {
+    return make_error(EINVAL, std::string(op_type) + ": attributes are not a JSON object");
+  }
+  return attrs;
+}
+
 }  // namespace
 
 bool is_supported(std::string_view op_type) {
@@ -154,18 +164,34 @@ Expected<std::vector<format::NpyArray>> run(std::string_view op_type, std::strin
   if (s == nullptr) {
     return make_error(ENOTSUP, "host op '" + std::string(op_type) + "' is not supported");
   }
-  const json attrs = json::parse(attributes.empty() ? std::string_view("{}") : attributes, nullptr,
-                                 /*allow_exceptions=*/false);
-  if (attrs.is_discarded() || !attrs.is_object()) {
-    return make_error(EINVAL, std::string(op_type) + ": attributes are not a JSON object");
-  }
+  auto attrs = parse_attributes(op_type, attributes);
+  if (!attrs) return attrs.error();
   try {
-    return run_checked(*s, attrs, inputs, num_outputs, options);
+    return run_checked(*s, *attrs, inputs, num_outputs, options);
   } catch (const std::bad_alloc&) {
     return make_error(ENOMEM, std::string(op_type) + ": out of memory");
   } catch (const std::exception& e) {  // JSON type errors; none expected
     return make_error(EINVAL, std::string(op_type) + ": " + e.what());
   }
+}
+
+Expected<std::vector<format::NpyArray>> run_on_type(std::string_view op_type,
+                                                    std::string_view attributes,
+                                                    format::DType dtype,
+                                                    std::span<const int64_t> shape) {
+  if (op_type != "Shape" && op_type != "Size") {
+    return make_error(ENOTSUP, std::string(op_type) + ": reads its input's values");
+  }
+  const OpSchema* s = find(op_type);
+  auto attrs = parse_attributes(op_type, attributes);
+  if (!attrs) return attrs.error();
+  auto opset = check_attributes(*s, *attrs);
+  if (!opset) return opset.error();
+  // Shape and Size read only `shape` and `dtype`: the stand-in has no data.
+  format::NpyArray type_only{dtype, {shape.begin(), shape.end()}, {}};
+  const format::NpyArray* inputs[] = {&type_only};
+  const OpCall call{std::string(op_type), *attrs, inputs, 1, *opset, kMaxOutputBytes};
+  return s->host(call);
 }
 
 }  // namespace npu::ops

@@ -1,9 +1,8 @@
-// The pass manager and the graph-cleanup passes: constant folding (shape subgraphs),
-// identity removal, shape re-inference, verifier and --print-after.
+// The pass manager and the graph-cleanup passes: constant folding (shape subgraphs, through
+// the operator library), identity removal, shape re-inference, verifier and --print-after.
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
-#include "npu/compiler/evaluator.h"
 #include "npu/compiler/pass_manager.h"
 
 namespace npu::compiler {
@@ -89,35 +88,51 @@ TEST(FoldConstants, SliceCastRangeAndArithmetic) {
   EXPECT_EQ(f->to_floats(), (std::vector<float>{10, 15}));
 }
 
-TEST(Evaluator, BroadcastAndTranspose) {
-  Node add;
-  add.name = "a";
-  add.op_type = "Mul";
+/// A graph computing `op_type` on constants a and b (b omitted when null), output "y".
+Graph constant_graph(const std::string& op_type, const TensorData& a, const TensorData* b,
+                     std::map<std::string, AttrValue> attrs = {}) {
+  Graph g;
+  g.opsets[""] = 17;
+  Node n;
+  n.name = "b";
+  n.op_type = op_type;
+  n.opset = 17;
+  n.attrs = std::move(attrs);
+  n.inputs.push_back(g.add_constant("a", a));
+  if (b) n.inputs.push_back(g.add_constant("b", *b));
+  Value y;
+  y.name = "y";
+  y.dtype = a.dtype;
+  n.outputs.push_back(g.add_value(std::move(y)));
+  g.outputs = n.outputs;
+  g.nodes.push_back(std::move(n));
+  return g;
+}
+
+TEST(FoldConstants, ComputesWithTheOperatorLibrary) {
   const float av[] = {1, 2, 3, 4, 5, 6};
   const float bv[] = {10, 100};
-  TensorData a = TensorData::from_floats({3, 2}, av);
-  TensorData b = TensorData::from_floats({2}, bv);
-  const TensorData* in[] = {&a, &b};
-  auto r = evaluate_node(add, in);
-  ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ((*r)[0].to_floats(), (std::vector<float>{10, 200, 30, 400, 50, 600}));
-  Node tr;
-  tr.name = "t";
-  tr.op_type = "Transpose";
-  tr.attrs["perm"] = std::vector<int64_t>{1, 0};
-  const TensorData* tin[] = {&a};
-  auto t = evaluate_node(tr, tin);
-  ASSERT_TRUE(t);
-  EXPECT_EQ((*t)[0].dims, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ((*t)[0].to_floats(), (std::vector<float>{1, 3, 5, 2, 4, 6}));
-  Node bad;
-  bad.name = "b";
-  bad.op_type = "Add";
-  TensorData c = TensorData::from_floats({4}, std::vector<float>{1, 2, 3, 4});
-  const TensorData* bin[] = {&a, &c};
-  auto e = evaluate_node(bad, bin);
+  const TensorData a = TensorData::from_floats({3, 2}, av);
+  const TensorData b = TensorData::from_floats({2}, bv);
+  Graph mul = constant_graph("Mul", a, &b);
+  ASSERT_TRUE(run_passes(mul, {"fold-constants"}));
+  ASSERT_TRUE(mul.nodes.empty());
+  EXPECT_EQ(mul.constant(mul.outputs[0])->to_floats(),
+            (std::vector<float>{10, 200, 30, 400, 50, 600}));
+
+  Graph tr = constant_graph("Transpose", a, nullptr, {{"perm", std::vector<int64_t>{1, 0}}});
+  ASSERT_TRUE(run_passes(tr, {"fold-constants"}));
+  const TensorData* t = tr.constant(tr.outputs[0]);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(t->to_floats(), (std::vector<float>{1, 3, 5, 2, 4, 6}));
+
+  // An invalid constant subgraph fails the compilation, naming the node.
+  const TensorData c = TensorData::from_floats({4}, std::vector<float>{1, 2, 3, 4});
+  Graph bad = constant_graph("Add", a, &c);
+  auto e = run_passes(bad, {"fold-constants"});
   ASSERT_FALSE(e);
-  EXPECT_NE(e.error().message.find("node 'b' (Add): shapes [3,2] and [4] do not broadcast"),
+  EXPECT_NE(e.error().message.find("node 'b' (Add): Add: shapes [3, 2] and [4] do not broadcast"),
             std::string::npos)
       << e.error().message;
 }

@@ -29,7 +29,8 @@ bool is_layout_agnostic(const Node& n) {
   const OpInfo* op = find_op(n.op_type);
   if (!op || !n.domain.empty() || !on_device(n)) return false;
   return op->op_class == OpClass::kEltwise || op->op_class == OpClass::kActivation ||
-         op->op_class == OpClass::kQuant || op->op_class == OpClass::kNoOp || n.op_type == "Concat";
+         op->op_class == OpClass::kQuant || op->op_class == OpClass::kNoOp ||
+         op->op_class == OpClass::kConcat;
 }
 
 class ChooseLayoutPass final : public Pass {

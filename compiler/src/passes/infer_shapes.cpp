@@ -1,14 +1,18 @@
 // infer-shapes: after folding, Reshape targets and other shape operands are constants, so
-// shapes that ONNX shape inference could not compute at import become computable. Rather
-// than re-implement per-op shape functions, this pass exports the graph back to ONNX, runs
-// ONNX's own (non-strict) shape inference with data propagation, and fills in every shape
-// and element type that was unknown or less precise. Known dims are never changed.
+// shapes that ONNX shape inference could not compute at import become computable. This pass
+// exports the graph back to ONNX, runs ONNX's own (non-strict) shape inference with data
+// propagation, and fills in every shape and element type that was unknown or less precise;
+// where ONNX still leaves an output unknown, the operator registry's shape rule (elementwise,
+// broadcasting and comparison operators) fills it from static inputs. Known dims are never
+// changed.
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <unordered_map>
 
+#include "npu/compiler/onnx_tensor.h"
 #include "npu/compiler/pass.h"
+#include "npu/ops/registry.h"
 #include "onnx_proto.h"
 
 namespace npu::compiler {
@@ -41,11 +45,34 @@ class InferShapesPass final : public Pass {
         if (!detail::type_from_proto(*it->second, "value", inferred)) continue;
         changed |= merge(g.value(o), inferred);
       }
+      changed |= apply_shape_rule(g, n);
     }
     return changed;
   }
 
  private:
+  /// Output 0 by the operator registry's shape rule (npu/ops/registry.h) when ONNX left it
+  /// unknown or symbolic and every input is static: the nodes ONNX cannot see through (an
+  /// export that failed, a dim it could not propagate).
+  static bool apply_shape_rule(Graph& g, const Node& n) {
+    if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0) return false;
+    if (g.value(n.outputs[0]).static_dims()) return false;
+    std::vector<ops::TensorType> inputs;
+    for (ValueId v : n.inputs) {
+      if (v < 0) return false;
+      const auto dims = g.value(v).static_dims();
+      const auto dtype = to_format_dtype(g.value(v).dtype);
+      if (!dims || !dtype) return false;
+      inputs.push_back({*dtype, *dims});
+    }
+    auto out = ops::infer_output(n.op_type, inputs);
+    if (!out || !*out) return false;
+    Value inferred;
+    inferred.dtype = from_format_dtype((*out)->dtype);
+    inferred.shape = make_shape((*out)->shape);
+    return merge(g.value(n.outputs[0]), inferred);
+  }
+
   // Takes the inferred dtype/shape where ours is unknown; dims only go from unknown to known.
   static bool merge(Value& v, const Value& inferred) {
     bool changed = false;

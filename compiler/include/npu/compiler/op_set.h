@@ -1,16 +1,21 @@
-// The operator set the compiler accepts: every ONNX operator the IR represents, with its
-// class (which decides how the support check, the layout pass and lowering treat it). Models
-// using an operator outside this set are rejected at import (or, on request, imported and kept
-// on the host with the reason "unsupported operator").
+// The operator set the compiler accepts: the operator registry of the operator library
+// (npu/ops/operators.def — one row per operator), seen with the compiler's device family of
+// each operator (the registry's Device column), which decides how the support check, the
+// layout pass and lowering treat it. Models using an operator outside this set are rejected
+// at import (or, on request, imported and kept on the host with the reason "unsupported
+// operator"). Read-only after first use; safe from any thread.
 #pragma once
 
 #include <string_view>
 #include <vector>
 
+#include "npu/ops/registry.h"
+
 namespace npu::compiler {
 
-/// What kind of computation an operator is.
-enum class OpClass {
+/// The device families of the registry's Device column, one support rule (support.cpp) and
+/// one lowering (lower/) each.
+enum class OpClass : uint8_t {
   kConv,        // Conv, ConvInteger, QLinearConv: the matrix engine's CONV2D
   kMatMul,      // MatMul, Gemm, MatMulInteger, QLinearMatMul: MATMUL
   kEltwise,     // binary elementwise with broadcasting: ELTWISE
@@ -20,20 +25,27 @@ enum class OpClass {
   kNorm,        // BatchNormalization: SCALE_SHIFT
   kQuant,       // QuantizeLinear, DequantizeLinear: QUANTIZE / DEQUANTIZE
   kReduce,      // ReduceMean, ReduceSum, ReduceMax, ReduceMin: REDUCE
-  kTranspose,   // Transpose: TRANSPOSE
-  kMove,        // data movement the DMA does: Concat, Pad, Reshape, Flatten, Squeeze, Unsqueeze
+  kTranspose,   // Transpose: TRANSPOSE (or an alias)
+  kReshape,     // Reshape, Flatten, Squeeze, Unsqueeze: an alias of the input's bytes
+  kConcat,      // Concat: one DMA copy per input
+  kPad,         // Pad: DMA fill and copy
   kNoOp,        // Identity, Dropout: removed by the passes
-  kHostOnly,    // shape arithmetic and the rest: host reference implementations only
+  kHost,        // no device implementation: the operator library on the host
 };
+inline constexpr size_t kNumOpClasses = static_cast<size_t>(OpClass::kHost) + 1;
+
+/// "conv", "matmul", ... (lowercase family name).
+const char* op_class_name(OpClass c);
 
 struct OpInfo {
   std::string_view op_type;  // in the default ONNX domain
   OpClass op_class;
+  const ops::OpSchema* schema;  // the registry row: opsets, attributes, dtypes
 };
 
 /// The entry for `op_type` (default ONNX domain), or nullptr if the compiler does not support it.
 const OpInfo* find_op(std::string_view op_type);
-/// The whole supported set, in a fixed order (for docs and tools).
+/// The whole supported set, in the registry's order (for docs and tools).
 const std::vector<OpInfo>& supported_ops();
 
 }  // namespace npu::compiler

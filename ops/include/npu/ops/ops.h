@@ -100,4 +100,12 @@ Expected<std::vector<format::NpyArray>> run(std::string_view op_type, std::strin
                                             std::span<const format::NpyArray* const> inputs,
                                             size_t num_outputs = 1, const RunOptions& options = {});
 
+/// Runs an operator whose result depends only on its input's element type and shape (Shape,
+/// Size) on that type alone, without data: what the compiler folds for a tensor whose values
+/// are unknown but whose shape is static. ENOTSUP for any other operator.
+Expected<std::vector<format::NpyArray>> run_on_type(std::string_view op_type,
+                                                    std::string_view attributes,
+                                                    format::DType dtype,
+                                                    std::span<const int64_t> shape);
+
 }  // namespace npu::ops

@@ -92,7 +92,7 @@ struct OpSchema {
   int64_t since = 1, until = 1;  // model opsets whose semantics the implementation follows
   DTypeSet types;                // accepted element types of input 0
   ShapeRule shape = ShapeRule::kImpl;
-  std::string_view device;  // the compiler's lowering family ("host": none)
+  std::string_view device;  // the compiler's device family ("Host": none)
   std::vector<AttrSchema> attributes;
   HostFn host = nullptr;
 
