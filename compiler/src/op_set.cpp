@@ -7,8 +7,8 @@ namespace npu::compiler {
 
 const char* op_class_name(OpClass c) {
   static constexpr const char* kNames[kNumOpClasses] = {
-      "conv",   "matmul", "eltwise",   "activation", "pool",   "softmax", "norm", "quant",
-      "reduce", "transpose", "reshape", "concat",    "pad",    "noop",    "host"};
+      "conv",   "matmul",    "eltwise", "activation", "pool", "softmax", "norm", "quant",
+      "reduce", "transpose", "reshape", "concat",     "pad",  "noop",    "host"};
   return kNames[static_cast<size_t>(c)];
 }
 

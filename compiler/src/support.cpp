@@ -245,11 +245,11 @@ struct FamilyRule {
   bool int32_ok;
 };
 constexpr FamilyRule kFamilyRules[kNumOpClasses] = {
-    {conv_reason, true},       {matmul_reason, true},   {eltwise_reason, true},
-    {activation_reason, true}, {pool_reason, false},    {softmax_reason, false},
-    {norm_reason, false},      {quant_reason, true},    {reduce_reason, false},
-    {transpose_reason, true},  {reshape_reason, true},  {concat_reason, true},
-    {pad_reason, true},        {noop_reason, true},     {host_reason, false},
+    {conv_reason, true},       {matmul_reason, true},  {eltwise_reason, true},
+    {activation_reason, true}, {pool_reason, false},   {softmax_reason, false},
+    {norm_reason, false},      {quant_reason, true},   {reduce_reason, false},
+    {transpose_reason, true},  {reshape_reason, true}, {concat_reason, true},
+    {pad_reason, true},        {noop_reason, true},    {host_reason, false},
 };
 
 }  // namespace
