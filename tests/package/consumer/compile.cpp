@@ -5,7 +5,7 @@
 
 #include "npu/compiler/compile.h"
 #include "npu/device.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 int main(int argc, char** argv) {
   auto bad = npu::compiler::import_onnx_bytes("not a model", {}, "garbage.onnx");

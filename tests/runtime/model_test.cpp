@@ -1,11 +1,10 @@
-// npu::Model and the host ops: small packages built in the test (buffers at fixed VAs, device
-// segments from isa::CommandBufferBuilder, host segments), run on the emulator and compared
-// with values computed here; error cases; npu-submit in model mode end to end.
+// npu::Model: small packages (test_packages.h) run on the emulator and compared with values
+// computed here — device and host segments, NHWC locations, symbolic and dynamic batches,
+// traces — and the load and run errors.
 #include <gtest/gtest.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,9 +13,9 @@
 #include "npu/device.h"
 #include "npu/format/npy.h"
 #include "npu/format/package.h"
-#include "npu/ops/ops.h"
 #include "npu/isa/builder.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
+#include "test_packages.h"
 
 namespace {
 
@@ -37,94 +36,7 @@ using npu::format::TensorInfo;
 using npu::format::TensorLocation;
 using npu::format::TensorRole;
 
-constexpr uint64_t kVa = 0x100000000ull;
-constexpr uint64_t kStep = 0x100000ull;
-
-std::vector<float> softmax(std::vector<float> v) {
-  float m = v[0];
-  for (float x : v) m = std::max(m, x);
-  float sum = 0;
-  for (float& x : v) sum += (x = std::exp(x - m));
-  for (float& x : v) x /= sum;
-  return v;
-}
-
-Section cmdbuf_section(std::vector<std::byte> bytes) {
-  return Section{SectionKind::kCommandBuffer, "cb0", std::move(bytes)};
-}
-
-/// x [1, n] fp32 (input buffer) -> device: relu into r (activations) -> host: Softmax -> y.
-Package relu_softmax_package(uint32_t n = 8, std::string out_name = "y",
-                             std::string host_op = "Softmax", std::vector<Dim> x_shape = {}) {
-  if (x_shape.empty()) x_shape = {Dim::fixed(1), Dim::fixed(n)};
-  const uint64_t bytes = uint64_t{n} * 4;
-  npu::isa::CommandBufferBuilder b;
-  npu::isa::DmaArgs in;
-  in.dram = kVa;
-  in.sram = 0;
-  in.elem_size = 4;
-  in.size = {n, 1, 1};
-  b.dma_load(in);
-  // The engines run concurrently: order them with semaphores.
-  b.sem_signal(NPU_ENGINE_DMA_IN, 0);
-  b.sem_wait(NPU_ENGINE_VECTOR, 0);
-  npu::isa::ActivationArgs act;
-  act.func = NPU_ACT_RELU;
-  act.shape = {1, 1, 1, n};
-  act.in_addr = 0;
-  act.out_addr = 4096;
-  b.activation(act);
-  b.sem_signal(NPU_ENGINE_VECTOR, 1);
-  b.sem_wait(NPU_ENGINE_DMA_OUT, 1);
-  npu::isa::DmaArgs out = in;
-  out.dram = kVa + kStep;
-  out.sram = 4096;
-  b.dma_store(out);
-
-  Package p;
-  auto& m = p.metadata;
-  m.model.name = "relu_softmax";
-  m.target.features = NPU_FEATURE_FP32;
-  m.buffers = {
-      BufferInfo{"in", BufferKind::kInput, bytes, kVa, {}},
-      BufferInfo{"act", BufferKind::kActivations, bytes, kVa + kStep, {}},
-  };
-  m.tensors = {
-      TensorInfo{"x",
-                 DType::kFloat32,
-                 x_shape,
-                 TensorRole::kInput,
-                 {},
-                 TensorLocation{"in", 0, bytes, Layout::kPlain, {}}},
-      TensorInfo{"r",
-                 DType::kFloat32,
-                 {Dim::fixed(1), Dim::fixed(n)},
-                 TensorRole::kIntermediate,
-                 {},
-                 TensorLocation{"act", 0, bytes, Layout::kPlain, {}}},
-      TensorInfo{
-          out_name, DType::kFloat32, {x_shape[0], Dim::fixed(n)}, TensorRole::kOutput, {}, {}},
-  };
-  Segment dev;
-  dev.kind = SegmentKind::kDevice;
-  dev.name = "relu0";
-  dev.inputs = {"x"};
-  dev.outputs = {"r"};
-  dev.command_buffer = 0;
-  dev.buffers = {{"in", Access::kRead}, {"act", Access::kWrite}};
-  Segment host;
-  host.kind = SegmentKind::kHost;
-  host.name = "softmax0";
-  host.inputs = {"r"};
-  host.outputs = {out_name};
-  host.op_type = std::move(host_op);
-  host.attributes = R"({"axis":-1})";
-  m.segments = {dev, host};
-  m.inputs = {"x"};
-  m.outputs = {out_name};
-  p.sections = {cmdbuf_section(b.finish())};
-  return p;
-}
+using namespace npu::runtime_test;
 
 class ModelTest : public ::testing::Test {
  protected:
@@ -358,107 +270,5 @@ TEST_F(ModelTest, BufferOutsideVaRangeIsRefused) {
   ASSERT_FALSE(model);
   EXPECT_NE(model.error().message.find("va.npub"), std::string::npos) << model.error().message;
 }
-
-// ---- host ops ----
-
-NpyArray f32(std::vector<int64_t> shape, std::vector<float> v) {
-  return NpyArray::of<float>(std::move(shape), v);
-}
-
-TEST(HostOps, AddBroadcasts) {
-  const NpyArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-  const NpyArray b = f32({3}, {10, 20, 30});
-  const NpyArray* ins[] = {&a, &b};
-  auto r = npu::ops::run("Add", "{}", ins);
-  ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ((*r)[0].shape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ((*r)[0].values<float>(), (std::vector<float>{11, 22, 33, 14, 25, 36}));
-  const NpyArray c = f32({2, 1}, {1, 2});
-  const NpyArray* ins2[] = {&c, &b};
-  auto r2 = npu::ops::run("Mul", "{}", ins2);
-  ASSERT_TRUE(r2) << r2.error().message;
-  EXPECT_EQ((*r2)[0].values<float>(), (std::vector<float>{10, 20, 30, 20, 40, 60}));
-  const NpyArray d = f32({4}, {1, 2, 3, 4});
-  const NpyArray* bad[] = {&a, &d};
-  auto e = npu::ops::run("Sub", "{}", bad);
-  ASSERT_FALSE(e);
-  EXPECT_EQ(e.error().message, "Sub: shapes [2, 3] and [4] do not broadcast");
-}
-
-TEST(HostOps, MatMulBatched) {
-  const NpyArray a = f32({2, 1, 2}, {1, 2, 3, 4});
-  const NpyArray b = f32({2, 1}, {10, 100});
-  const NpyArray* ins[] = {&a, &b};
-  auto r = npu::ops::run("MatMul", "{}", ins);
-  ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ((*r)[0].shape, (std::vector<int64_t>{2, 1, 1}));
-  EXPECT_EQ((*r)[0].values<float>(), (std::vector<float>{210, 430}));
-}
-
-TEST(HostOps, ShapeOps) {
-  const NpyArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});
-  const NpyArray* one[] = {&a};
-  auto t = npu::ops::run("Transpose", "{}", one);
-  ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ((*t)[0].shape, (std::vector<int64_t>{3, 2}));
-  EXPECT_EQ((*t)[0].values<float>(), (std::vector<float>{1, 4, 2, 5, 3, 6}));
-  const NpyArray shape = NpyArray::of<int64_t>({2}, std::vector<int64_t>{-1, 2});
-  const NpyArray* two[] = {&a, &shape};
-  auto rs = npu::ops::run("Reshape", "{}", two);
-  ASSERT_TRUE(rs) << rs.error().message;
-  EXPECT_EQ((*rs)[0].shape, (std::vector<int64_t>{3, 2}));
-  auto fl = npu::ops::run("Flatten", R"({"axis":0})", one);
-  ASSERT_TRUE(fl) << fl.error().message;
-  EXPECT_EQ((*fl)[0].shape, (std::vector<int64_t>{1, 6}));
-  auto sm = npu::ops::run("Softmax", R"({"axis":0})", one);
-  ASSERT_TRUE(sm) << sm.error().message;
-  auto col = softmax({1, 4});
-  EXPECT_NEAR((*sm)[0].values<float>()[0], col[0], 1e-6f);
-  EXPECT_NEAR((*sm)[0].values<float>()[3], col[1], 1e-6f);
-  auto foo = npu::ops::run("Foo", "{}", one);
-  ASSERT_FALSE(foo);
-  EXPECT_EQ(foo.error().message, "host op 'Foo' is not supported");
-}
-
-// ---- npu-submit model mode ----
-
-#ifdef NPU_SUBMIT_PATH
-TEST(NpuSubmitModel, WritesOutputsStatsAndTrace) {
-  const auto dir = std::filesystem::temp_directory_path() / "npu_model_test_submit";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  const std::string pkg = (dir / "m.npub").string();
-  ASSERT_TRUE(npu::format::write_package(pkg, relu_softmax_package(8, "prob:0")));
-  const std::vector<float> x = {-1, 0.5f, 2, -3, 1, 0, 4, -0.25f};
-  const std::string xin = (dir / "x.npy").string();
-  ASSERT_TRUE(npu::format::write_npy(xin, NpyArray::of<float>({1, 8}, x)));
-  const std::string out_dir = (dir / "out" / "sub").string();
-  const std::string trace = (dir / "trace.json").string();
-  const std::string log = (dir / "log.txt").string();
-  const std::string cmd = std::string(NPU_SUBMIT_PATH) + " " + pkg + " --input x=" + xin +
-                          " --output-dir " + out_dir + " --stats --trace " + trace + " > " + log +
-                          " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  auto y = npu::format::read_npy(out_dir + "/prob_0.npy");
-  ASSERT_TRUE(y) << y.error().message;
-  std::vector<float> relu = x;
-  for (float& v : relu) v = std::max(v, 0.0f);
-  const auto want = softmax(relu);
-  auto got = y->values<float>();
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f);
-  EXPECT_TRUE(std::filesystem::exists(trace));
-
-  // Unknown and missing inputs fail with a one-line error.
-  const std::string bad = std::string(NPU_SUBMIT_PATH) + " " + pkg + " --input q=" + xin +
-                          " --output-dir " + out_dir + " > " + log + " 2>&1";
-  EXPECT_NE(std::system(bad.c_str()), 0);
-  std::ifstream in(log);
-  std::string line;
-  std::getline(in, line);
-  EXPECT_NE(line.find("unknown input 'q'"), std::string::npos) << line;
-  std::filesystem::remove_all(dir);
-}
-#endif
 
 }  // namespace
