@@ -59,7 +59,6 @@ struct RunState {
 /// Model's private state for the runtime's own functions (run_batched()).
 struct ModelAccess {
   static ModelState& state(Model& model) { return *model.state_; }
-  static Model make(std::unique_ptr<ModelState> state) { return Model(std::move(state)); }
 };
 
 /// One run of the whole graph on `inputs` (no batch slicing), recording m.stats.

@@ -1,5 +1,6 @@
-// Links npu::npuc and npu::npu from the installed package: a malformed model gives a one-line
-// error, and a real model from Debian's libonnx-testdata compiles and runs on the emulator.
+// Links npu::npuc, npu::runtime and npu::emu from the installed package: a malformed model
+// gives a one-line error, and a real model from Debian's libonnx-testdata compiles and runs on
+// the emulator.
 #include <cstdio>
 #include <string>
 
