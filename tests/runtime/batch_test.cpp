@@ -18,34 +18,11 @@ namespace {
 
 using npu::Model;
 using npu::run_batched;
-using npu::format::Dim;
-using npu::format::DType;
-using npu::format::NpyArray;
-using npu::format::Package;
-using npu::format::Segment;
-using npu::format::SegmentKind;
-using npu::format::TensorInfo;
-using npu::format::TensorRole;
 using namespace npu::runtime_test;
 
 /// x [2, 3] -> host Relu -> y [2, 3]; all fixed dims, no buffers.
 Package host_relu_package() {
-  Package p;
-  auto& m = p.metadata;
-  m.model.name = "relu";
-  const std::vector<Dim> shape = {Dim::fixed(2), Dim::fixed(3)};
-  m.tensors = {TensorInfo{"x", DType::kFloat32, shape, TensorRole::kInput, {}, {}},
-               TensorInfo{"y", DType::kFloat32, shape, TensorRole::kOutput, {}, {}}};
-  Segment relu;
-  relu.kind = SegmentKind::kHost;
-  relu.name = "relu";
-  relu.op_type = "Relu";
-  relu.inputs = {"x"};
-  relu.outputs = {"y"};
-  m.segments = {relu};
-  m.inputs = {"x"};
-  m.outputs = {"y"};
-  return p;
+  return host_package({Dim::fixed(2), Dim::fixed(3)}, {"Relu"});
 }
 
 std::vector<float> ramp(size_t n) {
@@ -54,15 +31,7 @@ std::vector<float> ramp(size_t n) {
   return v;
 }
 
-class RunBatchedTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto dev = npu::Device::open("emu:");
-    ASSERT_TRUE(dev) << dev.error().message;
-    dev_.emplace(std::move(*dev));
-  }
-  std::optional<npu::Device> dev_;
-};
+using RunBatchedTest = DeviceTest;
 
 TEST_F(RunBatchedTest, FixedBatchRunsSliceBySliceInRowOrder) {
   auto model = Model::load(*dev_, host_relu_package(), "relu.npub");

@@ -20,33 +20,9 @@
 namespace {
 
 using npu::Model;
-using npu::format::Access;
-using npu::format::BufferInfo;
-using npu::format::BufferKind;
-using npu::format::Dim;
-using npu::format::DType;
-using npu::format::Layout;
-using npu::format::NpyArray;
-using npu::format::Package;
-using npu::format::Section;
-using npu::format::SectionKind;
-using npu::format::Segment;
-using npu::format::SegmentKind;
-using npu::format::TensorInfo;
-using npu::format::TensorLocation;
-using npu::format::TensorRole;
-
 using namespace npu::runtime_test;
 
-class ModelTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    auto dev = npu::Device::open("emu:");
-    ASSERT_TRUE(dev) << dev.error().message;
-    dev_.emplace(std::move(*dev));
-  }
-  std::optional<npu::Device> dev_;
-};
+using ModelTest = DeviceTest;
 
 TEST_F(ModelTest, DeviceReluThenHostSoftmax) {
   auto model = Model::load(*dev_, relu_softmax_package(), "t.npub");
@@ -142,35 +118,7 @@ TEST_F(ModelTest, NhwcLocationIsConvertedFromNchw) {
 }
 
 TEST_F(ModelTest, HostOnlySymbolicBatch) {
-  Package p;
-  auto& m = p.metadata;
-  m.model.name = "host";
-  m.tensors = {
-      TensorInfo{
-          "x", DType::kFloat32, {Dim::named("N"), Dim::fixed(3)}, TensorRole::kInput, {}, {}},
-      TensorInfo{"h",
-                 DType::kFloat32,
-                 {Dim::named("N"), Dim::fixed(3)},
-                 TensorRole::kIntermediate,
-                 {},
-                 {}},
-      TensorInfo{
-          "y", DType::kFloat32, {Dim::named("N"), Dim::fixed(3)}, TensorRole::kOutput, {}, {}},
-  };
-  Segment relu;
-  relu.kind = SegmentKind::kHost;
-  relu.name = "relu";
-  relu.op_type = "Relu";
-  relu.inputs = {"x"};
-  relu.outputs = {"h"};
-  Segment sm = relu;
-  sm.name = "sm";
-  sm.op_type = "Softmax";
-  sm.inputs = {"h"};
-  sm.outputs = {"y"};
-  m.segments = {relu, sm};
-  m.inputs = {"x"};
-  m.outputs = {"y"};
+  const Package p = host_package({Dim::named("N"), Dim::fixed(3)}, {"Relu", "Softmax"});
   auto model = Model::load(*dev_, p, "host.npub");
   ASSERT_TRUE(model) << model.error().message;
   EXPECT_TRUE(model->inputs()[0].shape[0].symbolic());

@@ -15,7 +15,6 @@
 
 namespace {
 
-using npu::format::NpyArray;
 using namespace npu::runtime_test;
 
 #ifdef NPU_SUBMIT_PATH

@@ -8,21 +8,6 @@
 
 namespace npu::runtime_test {
 
-using npu::format::Access;
-using npu::format::BufferInfo;
-using npu::format::BufferKind;
-using npu::format::Dim;
-using npu::format::DType;
-using npu::format::Layout;
-using npu::format::Package;
-using npu::format::Section;
-using npu::format::SectionKind;
-using npu::format::Segment;
-using npu::format::SegmentKind;
-using npu::format::TensorInfo;
-using npu::format::TensorLocation;
-using npu::format::TensorRole;
-
 std::vector<float> softmax(std::vector<float> v) {
   float m = v[0];
   for (float x : v) m = std::max(m, x);
@@ -105,6 +90,31 @@ Package relu_softmax_package(uint32_t n, std::string out_name, std::string host_
   m.inputs = {"x"};
   m.outputs = {out_name};
   p.sections = {cmdbuf_section(b.finish())};
+  return p;
+}
+
+Package host_package(std::vector<Dim> shape, std::vector<std::string> ops) {
+  Package p;
+  auto& m = p.metadata;
+  m.model.name = "host";
+  m.tensors.push_back(TensorInfo{"x", DType::kFloat32, shape, TensorRole::kInput, {}, {}});
+  std::string in = "x";
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const bool last = i + 1 == ops.size();
+    const std::string out = last ? "y" : "t" + std::to_string(i + 1);
+    const TensorRole role = last ? TensorRole::kOutput : TensorRole::kIntermediate;
+    m.tensors.push_back(TensorInfo{out, DType::kFloat32, shape, role, {}, {}});
+    Segment s;
+    s.kind = SegmentKind::kHost;
+    s.name = "op" + std::to_string(i);
+    s.op_type = ops[i];
+    s.inputs = {in};
+    s.outputs = {out};
+    m.segments.push_back(std::move(s));
+    in = out;
+  }
+  m.inputs = {"x"};
+  m.outputs = {"y"};
   return p;
 }
 
