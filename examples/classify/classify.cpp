@@ -20,7 +20,7 @@
 #include <sstream>
 
 #include "npu/device.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include "npu/compiler/compile.h"
 #include "npu/compiler/onnx_tensor.h"
 #include "npu/device.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 namespace npu::compiler {
 namespace {

@@ -19,7 +19,7 @@
 #include "npu/compiler/compile.h"
 #include "npu/compiler/onnx_import.h"
 #include "npu/compiler/onnx_tensor.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 namespace npu::conformance {
 namespace {

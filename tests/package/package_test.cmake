@@ -1,7 +1,8 @@
 # cmake -P script run by ctest (tests/package/CMakeLists.txt). Steps, each fatal on failure:
-#  1. cmake --install NPU_BUILD_DIR --prefix WORK_DIR/prefix
+#  1. cmake --install NPU_BUILD_DIR --prefix WORK_DIR/prefix; `nm` of the installed libnpu.a
+#     shows no mock-kernel-driver / emulator symbols (libnpu is the driver only) and no runtime
 #  2. configure, build and run tests/package/consumer against that prefix (CMake package)
-#  3. compile consumer/main.c with `pkg-config --cflags --static --libs npu` and run it
+#  3. compile consumer/main.c with `pkg-config --cflags --static --libs npu-emu` and run it
 #  4. the installed tools answer --help and npu-info prints the device
 cmake_minimum_required(VERSION 3.25)
 foreach(var NPU_BUILD_DIR NPU_SOURCE_DIR WORK_DIR)
@@ -35,15 +36,41 @@ run(COMMAND ${CMAKE_COMMAND} --install ${NPU_BUILD_DIR} --prefix ${prefix})
 foreach(f bin/npu-info bin/npu-submit bin/npu-as bin/npu-objdump bin/npu-selftest
           include/npu/uapi/npu_accel.h include/npu/uapi/npu_isa.h include/npu/device.h
           include/npu/testing/mock_kernel.h include/npu/isa/validate.h include/npu/ref/interp.h
-          include/npu/emu/kmd.h)
+          include/npu/emu/kmd.h include/npu/emu/backend.h include/npu/emu/emulator_kernel.h
+          include/npu/runtime/model.h include/npu/runtime/batch.h)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+# libnpu is the driver only: nothing of the emulator (npu::emu::Kmd, the device model,
+# EmulatorKernel, the backend's registrar) nor of the runtime (npu::Model) is in its archive,
+# defined or referenced.
+file(GLOB_RECURSE libnpu_archives ${prefix}/*/libnpu.a)
+if(NOT libnpu_archives)
+  message(FATAL_ERROR "libnpu.a not installed under ${prefix}")
+endif()
+find_program(NM_PROGRAM nm REQUIRED)
+list(GET libnpu_archives 0 libnpu_archive)
+run(COMMAND ${NM_PROGRAM} -C ${libnpu_archive})
+string(REGEX MATCHALL "[^\n]*(npu::emu::|EmulatorKernel|npu_emu_|npu::Model)[^\n]*" leaked
+       "${RUN_OUTPUT}")
+if(leaked)
+  list(LENGTH leaked n_leaked)
+  list(SUBLIST leaked 0 10 first_leaked)
+  string(JOIN "\n" first_leaked ${first_leaked})
+  message(FATAL_ERROR "${libnpu_archive}: ${n_leaked} emulator/runtime symbols in libnpu, "
+                      "e.g.\n${first_leaked}")
+endif()
+string(REGEX MATCHALL "\n[0-9a-f]+ T npu::" defined "${RUN_OUTPUT}")
+list(LENGTH defined n_defined)
+message(STATUS "nm ${libnpu_archive}: ${n_defined} npu:: functions defined, none of the "
+               "emulator (npu::emu::, EmulatorKernel, npu_emu_) or the runtime (npu::Model)")
+
 file(GLOB_RECURSE config_files ${prefix}/*/npuConfig.cmake)
 file(GLOB_RECURSE pc_files ${prefix}/*/npu.pc)
-if(NOT config_files OR NOT pc_files)
-  message(FATAL_ERROR "npuConfig.cmake or npu.pc not installed under ${prefix}")
+file(GLOB_RECURSE emu_pc_files ${prefix}/*/npu-emu.pc)
+if(NOT config_files OR NOT pc_files OR NOT emu_pc_files)
+  message(FATAL_ERROR "npuConfig.cmake, npu.pc or npu-emu.pc not installed under ${prefix}")
 endif()
 list(GET pc_files 0 pc_file)
 get_filename_component(pc_dir ${pc_file} DIRECTORY)
@@ -65,6 +92,8 @@ run(COMMAND ${CMAKE_COMMAND} -S ${NPU_SOURCE_DIR}/tests/package/consumer -B ${co
             "-DCMAKE_EXE_LINKER_FLAGS=${flags}")
 run(COMMAND ${CMAKE_COMMAND} --build ${consumer_build} -j 2)
 run(COMMAND ${consumer_build}/consumer_main)
+run(COMMAND ${consumer_build}/consumer_driver_only)
+message(STATUS "${RUN_OUTPUT}")
 run(COMMAND ${consumer_build}/consumer_compile)
 message(STATUS "${RUN_OUTPUT}")
 run(COMMAND ${consumer_build}/consumer_mock_test)
@@ -72,7 +101,7 @@ run(COMMAND ${consumer_build}/consumer_mock_test)
 # 3. pkg-config consumer (C)
 find_program(PKG_CONFIG pkg-config REQUIRED)
 set(pc_env "PKG_CONFIG_PATH=${pc_dir}")
-run(COMMAND ${PKG_CONFIG} --cflags --static --libs npu ENV ${pc_env})
+run(COMMAND ${PKG_CONFIG} --cflags --static --libs npu-emu ENV ${pc_env})
 string(STRIP "${RUN_OUTPUT}" pc_flags)
 separate_arguments(pc_flags UNIX_COMMAND "${pc_flags}")
 if(NOT CMAKE_C_COMPILER)

@@ -23,7 +23,7 @@
 #include "model_cli.h"
 #include "npu/device.h"
 #include "npu/format/npy.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 namespace fs = std::filesystem;
 

@@ -11,7 +11,8 @@
 #include "npu/buffer.h"
 #include "npu/context.h"
 #include "npu/device.h"
-#include "npu/emulator_kernel.h"
+#include "npu/emu/backend.h"
+#include "npu/emu/emulator_kernel.h"
 #include "npu/kernel.h"
 #include "npu/testing/mock_kernel.h"
 #include "npu/tracing_kernel.h"
@@ -84,7 +85,7 @@ TEST(OpenKernel, RegisteredBackendIsChosenByScheme) {
   ASSERT_TRUE(register_kernel_backend(
       "unit-test", [&made](std::string_view) -> Expected<std::shared_ptr<KernelInterface>> {
         ++made;
-        return std::shared_ptr<KernelInterface>(std::make_shared<EmulatorKernel>());
+        return std::shared_ptr<KernelInterface>(std::make_shared<emu::EmulatorKernel>());
       }));
   auto dev = Device::open("unit-test:anything");
   ASSERT_TRUE(dev) << dev.error().message;
@@ -94,10 +95,25 @@ TEST(OpenKernel, RegisteredBackendIsChosenByScheme) {
   EXPECT_EQ(again.error().code, EEXIST);
 }
 
+TEST(OpenKernel, EmulatorBackendRegistersItselfOnce) {
+  // Linking npu::emu registered "emu" before main(); the explicit call is idempotent, and
+  // the scheme stays taken for other factories.
+  EXPECT_TRUE(emu::register_backend());
+  EXPECT_TRUE(emu::register_backend());
+  auto taken = register_kernel_backend("emu", {});
+  ASSERT_FALSE(taken);
+  EXPECT_EQ(taken.error().code, EEXIST);
+  set_ioctl_tracing(false);  // a TracingKernel would wrap it
+  auto k = open_kernel("emu:");
+  ASSERT_TRUE(k) << k.error().message;
+  EXPECT_NE(dynamic_cast<emu::EmulatorKernel*>(k->get()), nullptr);
+}
+
 TEST(TracingKernel, DecodesEveryIoctlAndPreservesErrno) {
   std::vector<std::string> lines;
-  auto traced = std::make_shared<TracingKernel>(
-      std::make_shared<EmulatorKernel>(), [&lines](std::string_view l) { lines.emplace_back(l); });
+  auto traced =
+      std::make_shared<TracingKernel>(std::make_shared<emu::EmulatorKernel>(),
+                                      [&lines](std::string_view l) { lines.emplace_back(l); });
   auto dev = Device::open_with(traced);
   ASSERT_TRUE(dev);
   auto ctx = Context::create(*dev);

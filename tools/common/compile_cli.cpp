@@ -1,13 +1,13 @@
 // Compile flags shared by npu-compile and npu-run (see compile_cli.h).
 #include "compile_cli.h"
 
-#include <algorithm>
 #include <filesystem>
 #include <memory>
 
 #include "npu/compiler/onnx_tensor.h"
 #include "npu/device.h"
-#include "npu/model.h"
+#include "npu/runtime/batch.h"
+#include "npu/runtime/model.h"
 
 namespace npu::tools {
 
@@ -41,23 +41,10 @@ Expected<std::pair<std::string, std::string>> split_eq(const std::string& text,
   return std::pair{text.substr(0, eq), text.substr(eq + 1)};
 }
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-/// Appends b's rows to a (same dtype and trailing dims; a 0-d array counts as one row).
-void append_rows(format::NpyArray& a, const format::NpyArray& b) {
-  if (a.shape.empty()) a.shape = {1};
-  a.shape[0] += b.shape.empty() ? 1 : b.shape[0];
-  a.data.insert(a.data.end(), b.data.begin(), b.data.end());
-}
-
 /// The calibration run (CompileOptions::calibrate): compiles the calibration graph with every
 /// operator on the host, loads it on the emulator and runs it on `data` bound to the model's
-/// one input, a slice of the input's (compiled) batch at a time; returns every output with the
-/// slices' rows concatenated.
+/// one input with run_batched() (a slice of the input's batch at a time, every output's rows
+/// concatenated).
 Expected<std::map<std::string, format::NpyArray>> run_calibration(const compiler::Graph& g,
                                                                   const format::NpyArray& data,
                                                                   const std::string& file) {
@@ -77,49 +64,7 @@ Expected<std::map<std::string, format::NpyArray>> run_calibration(const compiler
                                   " inputs (" + names +
                                   "); --calibration needs a model with one input");
   }
-  const TensorDesc& in = model->inputs()[0];
-  std::vector<int64_t> dims;
-  for (const auto& d : in.shape) dims.push_back(d.symbolic() ? -1 : d.size);
-  format::NpyArray x = data;
-  if (x.dtype == format::DType::kFloat64 && in.dtype == format::DType::kFloat32) {
-    format::NpyArray f = format::NpyArray::zeros(format::DType::kFloat32, x.shape);
-    auto src = x.view<double>();
-    auto dst = f.view<float>();
-    for (size_t i = 0; i < src.size(); ++i) dst[i] = static_cast<float>(src[i]);
-    x = std::move(f);
-  }
-  if (x.dtype != in.dtype) {
-    return make_error(EINVAL, file + ": dtype " + format::dtype_name(x.dtype) + ", but input '" +
-                                  in.name + "' is " + format::dtype_name(in.dtype));
-  }
-  const bool fits = !dims.empty() && x.shape.size() == dims.size() && dims[0] > 0 &&
-                    x.shape[0] > 0 && x.shape[0] % dims[0] == 0 &&
-                    std::equal(dims.begin() + 1, dims.end(), x.shape.begin() + 1);
-  if (!fits) {
-    return make_error(EINVAL, file + ": shape " + dims_text(x.shape) + " does not match input '" +
-                                  in.name + "' " + dims_text(dims) +
-                                  " (expected a multiple of its batch)");
-  }
-  const int64_t batch = dims[0], rows = x.shape[0];
-  const size_t slice_bytes = x.data.size() / static_cast<size_t>(rows / batch);
-  std::map<std::string, format::NpyArray> all;
-  for (int64_t r = 0; r < rows; r += batch) {
-    format::NpyArray slice = format::NpyArray::zeros(x.dtype, dims);
-    const size_t offset = static_cast<size_t>(r / batch) * slice_bytes;
-    std::copy_n(x.data.begin() + static_cast<std::ptrdiff_t>(offset), slice_bytes,
-                slice.data.begin());
-    auto out = model->run({{in.name, std::move(slice)}});
-    if (!out) return make_error(out.error().code, file + ": " + out.error().message);
-    for (auto& [name, a] : *out) {
-      auto it = all.find(name);
-      if (it == all.end()) {
-        all.emplace(name, std::move(a));
-      } else {
-        append_rows(it->second, a);
-      }
-    }
-  }
-  return all;
+  return run_batched(*model, model->inputs()[0].name, data);
 }
 
 }  // namespace

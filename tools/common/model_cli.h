@@ -14,7 +14,7 @@
 #include "npu/device.h"
 #include "npu/expected.h"
 #include "npu/format/npy.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 namespace npu::tools {
 

@@ -13,7 +13,7 @@
 #include "model_cli.h"
 #include "npu/compiler/compile.h"
 #include "npu/device.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Compile an ONNX model and run it on an NPU device", "npu-run"};

@@ -19,8 +19,8 @@
 #include "npu/format/npy.h"
 #include "npu/format/package.h"
 #include "npu/job_report.h"
-#include "npu/model.h"
 #include "npu/raw_job.h"
+#include "npu/runtime/model.h"
 #include "npu/trace.h"
 
 namespace {

@@ -13,7 +13,6 @@
 #include <map>
 #include <mutex>
 
-#include "npu/emulator_kernel.h"
 #include "npu/tracing_kernel.h"
 #include "npu_accel.h"
 
@@ -26,11 +25,7 @@ struct Registry {
   std::map<std::string, KernelFactory, std::less<>> factories;
 
   Registry() {
-    factories["emu"] = [](std::string_view device) -> Expected<std::shared_ptr<KernelInterface>> {
-      auto k = EmulatorKernel::create(device);
-      if (!k) return k.error();
-      return std::shared_ptr<KernelInterface>(std::move(*k));
-    };
+    // "emu" is not built in: the emulator registers it from emu/ (npu/emu/backend.h).
     factories["file"] = [](std::string_view) -> Expected<std::shared_ptr<KernelInterface>> {
       return std::shared_ptr<KernelInterface>(std::make_shared<SystemKernel>());
     };
@@ -88,10 +83,16 @@ Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device) 
     Registry& r = registry();
     std::lock_guard lk(r.mu);
     const auto it = r.factories.find(scheme);
+    if (it == r.factories.end() && scheme == "emu") {
+      return make_error(ENODEV, fmt::format("open: device '{}': the emulator backend is not "
+                                            "linked in (link the CMake target npu::emu)",
+                                            dev));
+    }
     if (it == r.factories.end()) {
       return make_error(ENODEV,
                         fmt::format("open: device '{}': no backend for scheme '{}' (built in: "
-                                    "'emu:[config.json]', '/dev/accel/accelN')",
+                                    "'/dev/accel/accelN'; with npu::emu linked: "
+                                    "'emu:[config.json]')",
                                     dev, scheme));
     }
     factory = it->second;

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "npu/emu/emulator_kernel.h"
 #include "npu/testing/mock_kernel.h"
 
 namespace npu::testing {
@@ -23,7 +24,7 @@ Expected<isa::Program> SubmitRecord::program(const isa::DeviceConfig& config) co
 }
 
 FakeNpuKernel::FakeNpuKernel(isa::DeviceConfig config)
-    : real_(std::make_shared<EmulatorKernel>(std::move(config))) {
+    : real_(std::make_shared<emu::EmulatorKernel>(std::move(config))) {
   install_defaults();
 }
 

@@ -1,11 +1,12 @@
-// Links npu::npuc and npu::npu from the installed package: a malformed model gives a one-line
-// error, and a real model from Debian's libonnx-testdata compiles and runs on the emulator.
+// Links npu::npuc, npu::runtime and npu::emu from the installed package: a malformed model
+// gives a one-line error, and a real model from Debian's libonnx-testdata compiles and runs on
+// the emulator.
 #include <cstdio>
 #include <string>
 
 #include "npu/compiler/compile.h"
 #include "npu/device.h"
-#include "npu/model.h"
+#include "npu/runtime/model.h"
 
 int main(int argc, char** argv) {
   auto bad = npu::compiler::import_onnx_bytes("not a model", {}, "garbage.onnx");

@@ -1,5 +1,6 @@
-/* Uses the installed libnpu from C through pkg-config (npu.pc): open the default device and
- * print two parameters. Build: cc main.c $(pkg-config --cflags --static --libs npu). */
+/* Uses the installed libnpu from C through pkg-config (npu-emu.pc, which requires npu.pc):
+ * open the default device ("emu:") and print two parameters.
+ * Build: cc main.c $(pkg-config --cflags --static --libs npu-emu). */
 #include <inttypes.h>
 #include <stdio.h>
 

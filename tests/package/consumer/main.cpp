@@ -1,4 +1,5 @@
-// Uses the installed libnpu: y = relu(x) on 16 floats through the default device ("emu:").
+// Uses the installed libnpu: y = relu(x) on 16 floats through the default device ("emu:",
+// registered by linking npu::emu).
 #include <cstdio>
 #include <span>
 #include <vector>

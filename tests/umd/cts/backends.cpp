@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "cts.h"
-#include "npu/emulator_kernel.h"
+#include "npu/emu/emulator_kernel.h"
 #include "npu/testing/mock_kernel.h"
 #include "npu/tracing_kernel.h"
 
@@ -18,7 +18,7 @@ const std::vector<Backend>& backends() {
   static const std::vector<Backend> list = {
       {"emulator",
        [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
-         return std::make_shared<EmulatorKernel>(cfg);
+         return std::make_shared<emu::EmulatorKernel>(cfg);
        },
        {}},
       // The shipped gmock mock with its default actions: everything delegates to an
@@ -31,7 +31,7 @@ const std::vector<Backend>& backends() {
       // The ioctl tracer must be transparent (results, errno, out-fields).
       {"traced",
        [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
-         return std::make_shared<TracingKernel>(std::make_shared<EmulatorKernel>(cfg),
+         return std::make_shared<TracingKernel>(std::make_shared<emu::EmulatorKernel>(cfg),
                                                 [](std::string_view) {});
        },
        {}},

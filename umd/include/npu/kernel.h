@@ -7,9 +7,12 @@
 // (npu/testing/mock_kernel.h) — can sit below it without libnpu knowing which.
 //
 // Backend selection happens in ONE place, open_kernel(): the device string's scheme (the text
-// before the first ':') picks a registered factory; "emu:" is the embedded default and a path
-// starting with '/' opens a real device node. The device string comes from an explicit
-// argument, else the NPU_DEVICE environment variable, else "emu:". When ioctl tracing is on
+// before the first ':') picks a registered factory; a path starting with '/' opens a real
+// device node. "emu:" is the default device string, but libnpu does not contain the emulator:
+// its backend registers the "emu" scheme when the program links the CMake target npu::emu
+// (npu/emu/backend.h); without it, opening "emu:" fails with an error saying what to link.
+// The device string comes from an explicit argument, else the NPU_DEVICE environment
+// variable, else "emu:". When ioctl tracing is on
 // (NPU_TRACE_IOCTL=1 or set_ioctl_tracing(true)) the kernel is wrapped in a TracingKernel.
 //
 // Threading: implementations must accept calls from any thread (as the real calls do). The
@@ -51,15 +54,16 @@ using KernelFactory =
     std::function<Expected<std::shared_ptr<KernelInterface>>(std::string_view device)>;
 
 /// Registers the factory of a device-string scheme ("emu", "daemon", ...). EEXIST when the
-/// scheme is taken. Built-in schemes: "emu" (EmulatorKernel) and "file" (SystemKernel; also
-/// any path starting with '/').
+/// scheme is taken. Built in: "file" (SystemKernel; also any path starting with '/'). The
+/// emulator registers "emu" itself (npu::emu::register_backend, linked with npu::emu).
 Expected<void> register_kernel_backend(std::string scheme, KernelFactory factory);
 
 /// The device string used when none is given: $NPU_DEVICE, else "emu:".
 std::string default_device();
 
 /// Creates the kernel for `device` (empty: default_device()), wrapped in a TracingKernel when
-/// ioctl tracing is enabled. ENODEV for an unknown scheme; the factory's error otherwise.
+/// ioctl tracing is enabled. ENODEV for an unknown scheme (for "emu" when the emulator
+/// backend is not linked in); the factory's error otherwise.
 Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device = {});
 
 /// Turns ioctl tracing of kernels made by open_kernel() on or off, overriding

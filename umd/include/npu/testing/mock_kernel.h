@@ -3,9 +3,10 @@
 // MockKernel is a plain gmock mock of npu::KernelInterface, one MOCK_METHOD per call, for
 // tests that want to script everything themselves. FakeNpuKernel is a MockKernel whose
 // default actions (ON_CALL ... WillByDefault) delegate to a real kernel — by default an
-// in-process EmulatorKernel — so a test scripts only what it cares about: EXPECT_CALL still
-// works for counting and ordering (an EXPECT_CALL without an action keeps the delegating
-// default), and the helpers below inject the failures drivers must survive:
+// in-process emu::EmulatorKernel (npu::testing links npu::emu) — so a test scripts only what
+// it cares about: EXPECT_CALL still works for counting and ordering (an EXPECT_CALL without
+// an action keeps the delegating default), and the helpers below inject the failures drivers
+// must survive:
 //
 //   auto kernel = std::make_shared<::testing::NiceMock<npu::testing::FakeNpuKernel>>();
 //   auto dev = npu::Device::open_with(kernel);
@@ -40,7 +41,6 @@
 #include <string_view>
 #include <vector>
 
-#include "npu/emulator_kernel.h"
 #include "npu/expected.h"
 #include "npu/isa/device_config.h"
 #include "npu/isa/validate.h"

@@ -1,14 +1,14 @@
 // EmulatorKernel: forwards the seam's calls to an in-process emu::Kmd.
-#include "npu/emulator_kernel.h"
+#include "npu/emu/emulator_kernel.h"
 
 #include <fmt/format.h>
 
 #include "npu/emu/kmd.h"
 
-namespace npu {
+namespace npu::emu {
 
 EmulatorKernel::EmulatorKernel(isa::DeviceConfig config)
-    : kmd_(std::make_unique<emu::Kmd>(std::move(config))) {}
+    : kmd_(std::make_unique<Kmd>(std::move(config))) {}
 
 EmulatorKernel::~EmulatorKernel() = default;
 
@@ -55,4 +55,4 @@ const isa::DeviceConfig& EmulatorKernel::config() const {
   return kmd_->config();
 }
 
-}  // namespace npu
+}  // namespace npu::emu

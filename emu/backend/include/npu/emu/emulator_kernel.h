@@ -1,11 +1,13 @@
 // EmulatorKernel: the in-process emulator (emu::Kmd, the mock kernel driver with its threaded
-// device model) behind the KernelInterface seam. The embedded default backend ("emu:").
+// device model) behind libnpu's KernelInterface seam — the backend of "emu:" device strings.
 //
 // Semantics: one EmulatorKernel is one emulated device. open() returns a new file on it
 // whatever the path, so several Devices opened on the same EmulatorKernel share the device
 // (its SRAM, scheduler and counters) as processes share a real device node, while each
 // open_kernel("emu:") call creates a fresh device. Device strings: "emu:" (default device
-// config) or "emu:/path/to/device-config.json" (docs/device-config.md).
+// config) or "emu:/path/to/device-config.json" (docs/device-config.md). libnpu does not link
+// the emulator: linking the CMake target npu::emu (or npu::emu_backend) registers the "emu"
+// scheme in libnpu's backend registry (npu/emu/backend.h).
 //
 // Threading: every call may come from any thread (emu::Kmd is thread-safe).
 // Lifetime: the device and its threads live as long as the EmulatorKernel; destroying it
@@ -19,11 +21,9 @@
 #include "npu/isa/device_config.h"
 #include "npu/kernel.h"
 
-namespace npu {
+namespace npu::emu {
 
-namespace emu {
 class Kmd;
-}
 
 class EmulatorKernel final : public KernelInterface {
  public:
@@ -46,7 +46,7 @@ class EmulatorKernel final : public KernelInterface {
   const isa::DeviceConfig& config() const;
 
  private:
-  std::unique_ptr<emu::Kmd> kmd_;
+  std::unique_ptr<Kmd> kmd_;
 };
 
-}  // namespace npu
+}  // namespace npu::emu

@@ -1,0 +1,56 @@
+// RunStats: what the last Model::run() did — per segment (device cycles, host wall time, the
+// device's JobProfile and command list) and summed over the run — and the device segments'
+// profiles merged into one timeline for reports and Chrome/Perfetto traces.
+//
+// Semantics: a run's device segments are separate jobs; merged_profile() lays their
+// profiles end to end as if they were one job (timelines offset by the cycles of the
+// segments before, counters summed, command indices offset into merged_commands()).
+// merged_profile_with_host() also places each host segment's wall time, converted to device
+// cycles, between them. A dynamic batch run slice by slice has every slice's segments in
+// order, and the sums over all slices.
+//
+// Threading: plain values; the usual rules for const and non-const access.
+// Lifetime: values, independent of the Model that produced them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "npu/format/package.h"
+#include "npu/job.h"
+#include "npu/trace.h"
+
+namespace npu {
+
+/// One executed segment of the last run.
+struct SegmentStats {
+  std::string name;
+  format::SegmentKind kind = format::SegmentKind::kDevice;
+  std::string op_type;                // host segments
+  uint64_t cycles = 0;                // device segments: modeled device cycles
+  uint64_t host_ns = 0;               // wall time of the segment
+  std::optional<JobProfile> profile;  // device segments with RunOptions::collect_profile
+  std::vector<npu_cmd> commands;      // device segments: the command buffer's commands
+};
+
+struct RunStats {
+  uint64_t device_cycles = 0;                               // sum over device segments
+  uint64_t wall_ns = 0;                                     // the whole run()
+  std::array<uint64_t, DRM_NPU_MAX_ENGINES> busy_cycles{};  // summed from the profiles
+  std::vector<SegmentStats> segments;
+  bool has_profile = false;  // every device segment had a profile
+  /// The device segments' profiles as one job: timelines offset by the cycles of the
+  /// segments before, counters summed; `commands` is the concatenation matching its
+  /// cmd_index values (for markers in traces). Empty without profiles.
+  JobProfile merged_profile() const;
+  /// The same timeline with each host segment's wall time (converted to cycles at
+  /// `clock_hz`) placed between the device segments, and the host segments as spans (for
+  /// traces that show where the host ran).
+  JobProfile merged_profile_with_host(uint64_t clock_hz, std::vector<HostSpan>* spans) const;
+  std::vector<npu_cmd> merged_commands() const;
+};
+
+}  // namespace npu

@@ -1,0 +1,100 @@
+// Model: the facade over the runtime's parts — load (package_loader), one run of the graph
+// (tensor_io binds the inputs, segment_runner runs the segments, tensor_io reads the
+// outputs back), traces of the last run. Model::run() itself is in batching.cpp.
+#include "npu/runtime/model.h"
+
+#include <exception>
+
+#include "model_state.h"
+#include "package_loader.h"
+#include "segment_runner.h"
+#include "tensor_io.h"
+
+namespace npu {
+
+namespace runtime {
+
+Expected<Arrays> run_once(ModelState& m, const Arrays& inputs, const RunOptions& options) {
+  const int64_t t0 = monotonic_ns();
+  m.stats = {};
+  RunState run{m, {}, {}};
+  try {
+    NPU_TRY(bind_inputs(run, inputs));
+    auto r = run_segments(run, options);
+    m.stats.wall_ns = static_cast<uint64_t>(monotonic_ns() - t0);
+    if (!r) return r.error();
+    Arrays out;
+    for (const auto& d : m.outputs) {
+      auto v = value(run, d.name);  // reads the output back when only the device has it
+      if (!v) return v.error();
+      out[d.name] = std::move(run.values.at(d.name));
+    }
+    m.stats.wall_ns = static_cast<uint64_t>(monotonic_ns() - t0);
+    return out;
+  } catch (const std::exception& e) {
+    return make_error(ENOMEM, m.where(std::string("run: ") + e.what()));
+  }
+}
+
+}  // namespace runtime
+
+Model::Model(std::unique_ptr<runtime::ModelState> state) : state_(std::move(state)) {}
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+Model::~Model() = default;
+
+Expected<Model> Model::load(const Device& device, const std::string& path) {
+  auto pkg = format::read_package(path);  // the device-aware checks run once, in load()
+  if (!pkg) return pkg.error();
+  return load(device, std::move(*pkg), path);
+}
+
+Expected<Model> Model::load(const Device& device, format::Package package, std::string name) {
+  auto state = runtime::load_package(device, std::move(package), std::move(name));
+  if (!state) return state.error();
+  return Model(std::move(*state));
+}
+
+const std::vector<TensorDesc>& Model::inputs() const {
+  return state_->inputs;
+}
+const std::vector<TensorDesc>& Model::outputs() const {
+  return state_->outputs;
+}
+const format::Package& Model::package() const {
+  return state_->package;
+}
+const std::string& Model::name() const {
+  return state_->name;
+}
+const RunStats& Model::last_stats() const {
+  return state_->stats;
+}
+
+namespace {
+
+/// The last run's timeline for a trace; completes `options` (its commands point into `cmds`).
+JobProfile trace_profile(const runtime::ModelState& m, TraceOptions& options,
+                         std::vector<npu_cmd>& cmds) {
+  JobProfile p = m.stats.merged_profile_with_host(options.clock_hz, &options.host_spans);
+  cmds = m.stats.merged_commands();
+  options.commands = cmds;
+  if (options.process_name.empty()) options.process_name = m.name;
+  return p;
+}
+
+}  // namespace
+
+std::string Model::trace_json(TraceOptions options) const {
+  std::vector<npu_cmd> cmds;
+  const JobProfile p = trace_profile(*state_, options, cmds);
+  return chrome_trace_json(p, options);
+}
+
+Expected<void> Model::write_trace(const std::string& path, TraceOptions options) const {
+  std::vector<npu_cmd> cmds;
+  const JobProfile p = trace_profile(*state_, options, cmds);
+  return write_chrome_trace(p, path, options);
+}
+
+}  // namespace npu

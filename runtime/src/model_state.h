@@ -1,0 +1,67 @@
+// ModelState and RunState: what a loaded Model owns, and what one run of it keeps — the
+// private data the runtime's parts share (package_loader, tensor_io, segment_runner,
+// batching, model.cpp).
+//
+// Semantics: a ModelState is built once by load_package() and lives behind Model (buffers
+// at their fixed VAs, command buffers built on first use, the Context — recreated after a
+// fault — and the stats of the last run). A RunState lives for one run of the graph (one
+// batch slice): the sizes bound to symbolic dims and the host copies of tensor values.
+//
+// Threading: none; a Model runs one run() at a time. Lifetime: ModelState is owned by its
+// Model (std::unique_ptr, so moving a Model keeps the state's address); a RunState refers to
+// its ModelState and must not outlive the run.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "npu/buffer.h"
+#include "npu/command_buffer.h"
+#include "npu/context.h"
+#include "npu/device.h"
+#include "npu/format/npy.h"
+#include "npu/format/package.h"
+#include "npu/runtime/model.h"
+
+namespace npu::runtime {
+
+using Shape = std::vector<int64_t>;
+using Arrays = std::map<std::string, format::NpyArray>;
+
+struct ModelState {
+  explicit ModelState(Device d) : device(std::move(d)) {}
+
+  Device device;
+  std::string name;
+  format::Package package;
+  std::map<std::string, Buffer> buffers;
+  /// Per segment: its command buffer, built, validated and uploaded on first use.
+  std::map<size_t, CommandBuffer> cmdbufs;
+  std::optional<Context> context;
+  std::vector<TensorDesc> inputs, outputs;
+  RunStats stats;
+
+  /// "<name>: <what>", the prefix of every error.
+  std::string where(const std::string& what) const { return name + ": " + what; }
+};
+
+/// One run of the graph: symbolic-dim bindings and the host copies of tensors, by name.
+struct RunState {
+  ModelState& m;
+  std::map<std::string, int64_t> bindings;
+  Arrays values;
+};
+
+/// Model's private state for the runtime's own functions (run_batched()).
+struct ModelAccess {
+  static ModelState& state(Model& model) { return *model.state_; }
+};
+
+/// One run of the whole graph on `inputs` (no batch slicing), recording m.stats.
+Expected<Arrays> run_once(ModelState& m, const Arrays& inputs, const RunOptions& options);
+
+}  // namespace npu::runtime

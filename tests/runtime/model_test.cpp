@@ -1,0 +1,222 @@
+// npu::Model: small packages (test_packages.h) run on the emulator and compared with values
+// computed here — device and host segments, NHWC locations, symbolic and dynamic batches,
+// traces — and the load and run errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "npu/device.h"
+#include "npu/format/npy.h"
+#include "npu/format/package.h"
+#include "npu/isa/builder.h"
+#include "npu/runtime/model.h"
+#include "test_packages.h"
+
+namespace {
+
+using npu::Model;
+using namespace npu::runtime_test;
+
+using ModelTest = DeviceTest;
+
+TEST_F(ModelTest, DeviceReluThenHostSoftmax) {
+  auto model = Model::load(*dev_, relu_softmax_package(), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  ASSERT_EQ(model->inputs().size(), 1u);
+  EXPECT_EQ(model->inputs()[0].name, "x");
+  EXPECT_EQ(model->outputs()[0].name, "y");
+  const std::vector<float> x = {-1.0f, 0.5f, 2.0f, -3.0f, 1.0f, 0.0f, 4.0f, -0.25f};
+  npu::RunOptions opts;
+  opts.collect_profile = true;
+  auto out = model->run({{"x", NpyArray::of<float>({1, 8}, x)}}, opts);
+  ASSERT_TRUE(out) << out.error().message;
+  std::vector<float> relu = x;
+  for (float& v : relu) v = std::max(v, 0.0f);
+  const std::vector<float> want = softmax(relu);
+  const NpyArray& y = out->at("y");
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{1, 8}));
+  auto got = y.values<float>();
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6f) << i;
+
+  const auto& st = model->last_stats();
+  ASSERT_EQ(st.segments.size(), 2u);
+  EXPECT_GT(st.device_cycles, 0u);
+  EXPECT_EQ(st.segments[0].cycles, st.device_cycles);
+  EXPECT_EQ(st.segments[1].op_type, "Softmax");
+  EXPECT_NE(model->trace_json().find("traceEvents"), std::string::npos);
+
+  // A second run on the same model.
+  auto again = model->run({{"x", NpyArray::of<float>({1, 8}, relu)}});
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(again->at("y").values<float>(), got);
+}
+
+TEST_F(ModelTest, NhwcLocationIsConvertedFromNchw) {
+  // x: logical NCHW [1, 3, 2, 2] stored NHWC; the device copies the buffer to the output,
+  // declared as a plain [1, 2, 2, 3] tensor: y[n, h, w, c] = x[n, c, h, w].
+  const uint32_t n = 12;
+  npu::isa::CommandBufferBuilder b;
+  npu::isa::DmaArgs in;
+  in.dram = kVa;
+  in.elem_size = 4;
+  in.size = {n, 1, 1};
+  b.dma_load(in);
+  b.sem_signal(NPU_ENGINE_DMA_IN, 0);
+  b.sem_wait(NPU_ENGINE_DMA_OUT, 0);
+  npu::isa::DmaArgs out = in;
+  out.dram = kVa + kStep;
+  b.dma_store(out);
+  Package p;
+  auto& m = p.metadata;
+  m.model.name = "nhwc";
+  m.target.features = NPU_FEATURE_FP32;
+  m.buffers = {BufferInfo{"in", BufferKind::kInput, n * 4, kVa, {}},
+               BufferInfo{"out", BufferKind::kOutput, n * 4, kVa + kStep, {}}};
+  m.tensors = {
+      TensorInfo{"x",
+                 DType::kFloat32,
+                 {Dim::fixed(1), Dim::fixed(3), Dim::fixed(2), Dim::fixed(2)},
+                 TensorRole::kInput,
+                 {},
+                 TensorLocation{"in", 0, n * 4, Layout::kNHWC, {}}},
+      TensorInfo{"y",
+                 DType::kFloat32,
+                 {Dim::fixed(1), Dim::fixed(2), Dim::fixed(2), Dim::fixed(3)},
+                 TensorRole::kOutput,
+                 {},
+                 TensorLocation{"out", 0, n * 4, Layout::kPlain, {}}},
+  };
+  Segment dev;
+  dev.name = "copy";
+  dev.inputs = {"x"};
+  dev.outputs = {"y"};
+  dev.buffers = {{"in", Access::kRead}, {"out", Access::kWrite}};
+  m.segments = {dev};
+  m.inputs = {"x"};
+  m.outputs = {"y"};
+  p.sections = {cmdbuf_section(b.finish())};
+  auto model = Model::load(*dev_, p, "nhwc.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  std::vector<float> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+  auto r = model->run({{"x", NpyArray::of<float>({1, 3, 2, 2}, x)}});
+  ASSERT_TRUE(r) << r.error().message;
+  auto y = r->at("y").values<float>();
+  for (int h = 0; h < 2; ++h) {
+    for (int w = 0; w < 2; ++w) {
+      for (int c = 0; c < 3; ++c) {
+        EXPECT_EQ(y[(h * 2 + w) * 3 + c], x[(c * 2 + h) * 2 + w]) << h << w << c;
+      }
+    }
+  }
+}
+
+TEST_F(ModelTest, HostOnlySymbolicBatch) {
+  const Package p = host_package({Dim::named("N"), Dim::fixed(3)}, {"Relu", "Softmax"});
+  auto model = Model::load(*dev_, p, "host.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  EXPECT_TRUE(model->inputs()[0].shape[0].symbolic());
+  const std::vector<float> x = {1, -2, 3, 0, 0, 0};
+  auto r = model->run({{"x", NpyArray::of<float>({2, 3}, x)}});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->at("y").shape, (std::vector<int64_t>{2, 3}));
+  auto y = r->at("y").values<float>();
+  auto row0 = softmax({1, 0, 3});
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(y[i], row0[i], 1e-6f);
+  for (int i = 3; i < 6; ++i) EXPECT_NEAR(y[i], 1.0f / 3, 1e-6f);
+}
+
+TEST_F(ModelTest, InputErrors) {
+  auto model = Model::load(*dev_, relu_softmax_package(), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  auto wrong_dtype = model->run({{"x", NpyArray::zeros(DType::kInt8, {1, 8})}});
+  ASSERT_FALSE(wrong_dtype);
+  EXPECT_EQ(wrong_dtype.error().message, "t.npub: input 'x': dtype int8, expected float32");
+  auto wrong_shape = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 7})}});
+  ASSERT_FALSE(wrong_shape);
+  EXPECT_EQ(wrong_shape.error().message, "t.npub: input 'x': shape [1, 7], expected [1, 8]");
+  auto missing = model->run({});
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message, "t.npub: missing input 'x'");
+  auto unknown = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})},
+                             {"z", NpyArray::zeros(DType::kFloat32, {1})}});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("unknown input 'z'"), std::string::npos);
+}
+
+TEST_F(ModelTest, DynamicBatchRunsSliceBySlice) {
+  auto model = Model::load(
+      *dev_, relu_softmax_package(8, "y", "Softmax", {Dim::named("N"), Dim::fixed(8)}), "b.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  std::vector<float> xs(4 * 8);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(int(i * 7 % 11) - 5) * 0.3f;
+  auto r = model->run({{"x", NpyArray::of<float>({4, 8}, xs)}});
+  ASSERT_TRUE(r) << r.error().message;
+  const NpyArray& y = r->at("y");
+  ASSERT_EQ(y.shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(model->last_stats().segments.size(), 4u * 2u);  // relu (device) + softmax (host)
+  // Each row equals a run of that row alone (the package was compiled for batch 1).
+  for (size_t row = 0; row < 4; ++row) {
+    std::vector<float> one(xs.begin() + long(row * 8), xs.begin() + long(row * 8 + 8));
+    auto r1 = model->run({{"x", NpyArray::of<float>({1, 8}, one)}});
+    ASSERT_TRUE(r1) << r1.error().message;
+    const auto& y1 = r1->at("y");
+    ASSERT_EQ(y1.data.size(), 32u);
+    EXPECT_TRUE(std::equal(y1.data.begin(), y1.data.end(), y.data.begin() + long(row * 32)))
+        << "row " << row;
+  }
+}
+
+TEST_F(ModelTest, TraceShowsHostSegments) {
+  auto model = Model::load(*dev_, relu_softmax_package(8, "y", "Softmax"), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  npu::RunOptions o;
+  o.collect_profile = true;
+  ASSERT_TRUE(model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})}}, o));
+  const std::string trace = model->trace_json();
+  EXPECT_NE(trace.find("\"name\":\"host\""), std::string::npos) << trace;
+  EXPECT_NE(trace.find("(Softmax)"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("\"cat\":\"host\""), std::string::npos) << trace;
+}
+
+TEST_F(ModelTest, UnknownHostOp) {
+  auto model = Model::load(*dev_, relu_softmax_package(8, "y", "Foo"), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  auto r = model->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 8})}});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "t.npub: segment 'softmax0' (host Foo): host op 'Foo' is not supported");
+}
+
+TEST_F(ModelTest, CorruptOrMissingPackageFile) {
+  const auto dir = std::filesystem::temp_directory_path() / "npu_model_test_corrupt";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "bad.npub").string();
+  std::ofstream(path) << "this is not a package";
+  auto bad = Model::load(*dev_, path);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find(path), std::string::npos) << bad.error().message;
+  auto missing = Model::load(*dev_, (dir / "none.npub").string());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("none.npub"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_F(ModelTest, BufferOutsideVaRangeIsRefused) {
+  Package p = relu_softmax_package();
+  const auto& va = dev_->params().va_range;
+  if (!va) GTEST_SKIP() << "device reports no VA range";
+  p.metadata.buffers[1].address = va->end;  // beyond the range
+  // The command buffer still targets the old address; only the load check matters here.
+  auto model = Model::load(*dev_, p, "va.npub");
+  ASSERT_FALSE(model);
+  EXPECT_NE(model.error().message.find("va.npub"), std::string::npos) << model.error().message;
+}
+
+}  // namespace
