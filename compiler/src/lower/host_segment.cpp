@@ -67,12 +67,7 @@ std::vector<std::string> clip_bound_tensors(Lowering& L, PackageBuilder& pb, con
         g.unique_name(g.value(n.outputs[0]).name + "/clip" + std::to_string(names.size()));
     const TensorData t = TensorData::from_floats({}, std::span(&bound, 1));
     const uint64_t va = L.constants.add(std::as_bytes(std::span(t.bytes)));
-    format::TensorInfo ti;
-    ti.name = name;
-    ti.role = format::TensorRole::kConstant;
-    ti.location = format::TensorLocation{"constants", va - kConstantsVa, 4};
-    pb.tensor_index[name] = pb.md.tensors.size();
-    pb.md.tensors.push_back(std::move(ti));
+    pb.add_constant_tensor(name, format::TensorLocation{"constants", va - kConstantsVa, 4});
     names.push_back(name);
   }
   return names;

@@ -35,7 +35,7 @@ Expected<void> lower_reduce(Lowering& L, const Node& n);      // ReduceSum/Mean/
 Expected<void> lower_batchnorm(Lowering& L, const Node& n);   // BatchNormalization
 Expected<void> lower_quant(Lowering& L, const Node& n);       // Quantize/DequantizeLinear
 // lower_move.cpp
-Expected<void> lower_view(Lowering& L, const Node& n);       // Reshape, Flatten, (Un)Squeeze, ...
+Expected<void> lower_view(Lowering& L, const Node& n);       // reshape-like (Identity, Dropout too)
 Expected<void> lower_transpose(Lowering& L, const Node& n);  // Transpose (an alias)
 Expected<void> lower_concat(Lowering& L, const Node& n);     // Concat
 Expected<void> lower_pad(Lowering& L, const Node& n);        // Pad (constant mode)

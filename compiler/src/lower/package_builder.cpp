@@ -82,6 +82,15 @@ void PackageBuilder::touch_extra(const std::string& name, const Value& like) {
   md.tensors.push_back(std::move(t));
 }
 
+void PackageBuilder::add_constant_tensor(const std::string& name, format::TensorLocation loc) {
+  format::TensorInfo t;
+  t.name = name;
+  t.role = format::TensorRole::kConstant;
+  t.location = std::move(loc);
+  tensor_index[name] = md.tensors.size();
+  md.tensors.push_back(std::move(t));
+}
+
 std::optional<LowerError> PackageBuilder::add_constant_outputs(Lowering& L) {
   for (ValueId v : g.outputs) {
     if (!g.value(v).is_constant()) continue;

@@ -33,6 +33,8 @@ struct PackageBuilder {
   /// A host-only tensor that is not a graph value (an un-fused activation's input).
   void touch_extra(const std::string& name, const Value& like);
   bool has_tensor(const std::string& name) const { return tensor_index.count(name) != 0; }
+  /// A constant tensor that is not a graph value (a Clip bound of a host step), at `loc`.
+  void add_constant_tensor(const std::string& name, format::TensorLocation loc);
 
   /// A graph output folded to a constant (Shape of a static shape, a Constant): a host
   /// Identity produces it from a constant tensor.
