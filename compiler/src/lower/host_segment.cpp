@@ -1,0 +1,172 @@
+// Host segments: one package segment per host node, with its ONNX attributes as the operator
+// library's JSON, followed by the extra host steps the device would have fused (a MatMul
+// bias add, a fused activation with Clip's bounds as constants) chained through host-only
+// temporaries (see segments.h).
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <type_traits>
+#include <variant>
+
+#include "lower/segments.h"
+#include "npu/compiler/onnx_tensor.h"
+
+namespace npu::compiler::detail {
+
+namespace {
+
+using json = nlohmann::json;
+
+json tensor_attr_json(const TensorData& t) {
+  json j;
+  j["dtype"] = format::dtype_name(to_format_dtype(t.dtype).value_or(format::DType::kFloat32));
+  j["dims"] = t.dims;
+  if (dtype_is_integral(t.dtype)) {
+    j["values"] = t.to_ints();
+  } else {
+    j["values"] = t.to_floats();
+  }
+  return j;
+}
+
+/// ONNX attributes as the operator library's JSON (npu/ops/ops.h), plus "_opset".
+std::string host_attributes(const Node& n) {
+  json j = json::object();
+  for (const auto& [key, value] : n.attrs) {
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, TensorData>) {
+            j[key] = tensor_attr_json(v);
+          } else {
+            j[key] = v;
+          }
+        },
+        value);
+  }
+  j["_opset"] = n.opset;
+  return j.dump();
+}
+
+/// An extra host op after a node; it reads the previous step's result and `extra_inputs`.
+struct HostStep {
+  std::string name, op_type, attributes;
+  std::vector<std::string> extra_inputs;
+};
+
+bool has_matmul_bias(const Node& n) {
+  return n.op_type == "MatMul" && n.inputs.size() > 2;
+}
+
+/// Clip's bounds (inputs since opset 11) as scalar constants of the package.
+std::vector<std::string> clip_bound_tensors(Lowering& L, PackageBuilder& pb, const Node& n) {
+  const Graph& g = L.g;
+  std::vector<std::string> names;
+  for (float bound : {n.activation->alpha, n.activation->beta}) {
+    const std::string name =
+        g.unique_name(g.value(n.outputs[0]).name + "/clip" + std::to_string(names.size()));
+    const TensorData t = TensorData::from_floats({}, std::span(&bound, 1));
+    const uint64_t va = L.constants.add(std::as_bytes(std::span(t.bytes)));
+    pb.add_constant_tensor(name, format::TensorLocation{"constants", va - kConstantsVa, 4});
+    names.push_back(name);
+  }
+  return names;
+}
+
+/// The steps after node n: a MatMul bias add, then a fused activation.
+std::vector<HostStep> host_steps(Lowering& L, PackageBuilder& pb, const Node& n) {
+  const Graph& g = L.g;
+  std::vector<HostStep> after;
+  if (has_matmul_bias(n)) {
+    pb.touch(n.inputs[2]);
+    after.push_back(
+        {n.name + "/bias", "Add", json{{"_opset", n.opset}}.dump(), {g.value(n.inputs[2]).name}});
+  }
+  if (n.activation) {
+    Node act;
+    act.op_type = n.activation->op_type;
+    act.opset = n.opset;
+    std::vector<std::string> extra;
+    if (act.op_type == "Clip") {
+      extra = clip_bound_tensors(L, pb, n);
+    } else if (act.op_type == "LeakyRelu" || act.op_type == "Elu") {
+      act.attrs["alpha"] = n.activation->alpha;
+    } else if (act.op_type == "HardSigmoid") {
+      act.attrs["alpha"] = n.activation->alpha;
+      act.attrs["beta"] = n.activation->beta;
+    }
+    after.push_back({n.name + "/act", act.op_type, host_attributes(act), std::move(extra)});
+  }
+  return after;
+}
+
+/// The host segments of one node: the node itself, then its steps.
+void add_host_node(Lowering& L, PackageBuilder& pb, const Node& n) {
+  const Graph& g = L.g;
+  format::Segment s;
+  s.kind = format::SegmentKind::kHost;
+  s.name = n.name;
+  s.op_type = n.op_type;
+  s.attributes = host_attributes(n);
+  std::vector<ValueId> ins = n.inputs;
+  if (has_matmul_bias(n)) ins.resize(2);
+  for (ValueId v : ins) {
+    if (v >= 0) pb.touch(v);
+    s.inputs.push_back(v >= 0 ? g.value(v).name : "");
+  }
+  const std::vector<HostStep> after = host_steps(L, pb, n);
+  const Value& out = g.value(n.outputs[0]);
+  std::vector<std::string> outs;
+  std::vector<ValueId> node_outs = n.outputs;
+  while (node_outs.size() > 1 && node_outs.back() < 0) node_outs.pop_back();  // unused tail
+  for (ValueId v : node_outs) {
+    if (v >= 0) pb.touch(v);
+    outs.push_back(v >= 0 ? g.value(v).name : g.unique_name(n.name + "/unused"));
+  }
+  // The chain node -> steps passes through host-only temporaries: chain[k] is what step k
+  // reads, the last entry is the node's real output 0.
+  std::vector<std::string> chain(after.size() + 1);
+  chain.back() = outs[0];
+  for (size_t k = 0; k < after.size(); ++k) {
+    chain[k] = outs[0] + "/pre" + std::to_string(after.size() - k);
+    pb.touch_extra(chain[k], out);
+  }
+  outs[0] = chain[0];
+  for (const std::string& o : outs) {
+    if (!pb.has_tensor(o)) pb.touch_extra(o, out);
+  }
+  s.outputs = outs;
+  pb.md.segments.push_back(s);
+  for (size_t k = 0; k < after.size(); ++k) {
+    format::Segment e;
+    e.kind = format::SegmentKind::kHost;
+    e.name = after[k].name;
+    e.op_type = after[k].op_type;
+    e.attributes = after[k].attributes;
+    e.inputs = {chain[k]};
+    e.inputs.insert(e.inputs.end(), after[k].extra_inputs.begin(), after[k].extra_inputs.end());
+    e.outputs = {chain[k + 1]};
+    pb.md.segments.push_back(std::move(e));
+  }
+}
+
+}  // namespace
+
+std::optional<LowerError> lower_host_segment(Lowering& L, PackageBuilder& pb, const Liveness& live,
+                                             const Segment& seg) {
+  for (size_t ni : seg.nodes) {
+    const Node& n = L.g.nodes[ni];
+    add_host_node(L, pb, n);
+    // Results a device node reads later go to the arena (the runtime writes them back).
+    for (ValueId v : n.outputs) {
+      if (v < 0 || !live.read_by_device(v)) continue;
+      if (auto st = L.define_runtime_written(v); !st) {
+        return LowerError{make_error(st.error().code, n.label() + ": " + st.error().message), -1};
+      }
+    }
+    live.release_dead(L, ni);
+  }
+  return std::nullopt;
+}
+
+}  // namespace npu::compiler::detail

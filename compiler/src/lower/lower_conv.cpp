@@ -1,0 +1,83 @@
+// Convolutions onto CONV2D layers: Conv (fp32 bias, fused activation as a clamp or an
+// in-place ACTIVATION layer), ConvInteger and QLinearConv (per-channel requantization
+// parameters); 1-D convs as 2-D with height 1, weights reordered OHWI once.
+#include <cstring>
+
+#include "lower/lower_ops.h"
+
+namespace npu::compiler::detail {
+
+using codegen::TensorDesc;
+
+namespace {
+
+/// OIHW (or OIW) constant weights reordered to OHWI.
+std::vector<std::byte> to_ohwi(const TensorData& w) {
+  const int64_t O = w.dims[0], I = w.dims[1];
+  const int64_t HW = dim_product(w.dims, 2, w.dims.size());
+  const size_t es = dtype_size(w.dtype);
+  std::vector<std::byte> out(w.bytes.size());
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t i = 0; i < I; ++i)
+      for (int64_t p = 0; p < HW; ++p) {
+        std::memcpy(out.data() + ((o * HW + p) * I + i) * es,
+                    w.bytes.data() + ((o * I + i) * HW + p) * es, es);
+      }
+  return out;
+}
+
+}  // namespace
+
+Expected<void> lower_conv(Lowering& L, const Node& n) {
+  const Graph& g = L.g;
+  const bool ql = n.op_type == "QLinearConv", ci = n.op_type == "ConvInteger";
+  const ValueId x = n.input(0), w = n.input(ql ? 3 : 1), y = n.outputs[0];
+  auto xd = L.dims(x);
+  if (!xd) return xd.error();
+  const TensorData* wt = g.constant(w);
+  if (!wt || wt->dims.size() != xd->size()) return make_error(EINVAL, "weights are not constant");
+  const size_t rank = xd->size();
+  auto win = window_of(n, *xd, std::vector<int64_t>(wt->dims.begin() + 2, wt->dims.end()));
+  if (!win) return win.error();
+  const auto OC = static_cast<size_t>(wt->dims[0]);
+
+  codegen::Conv2dOp op;
+  op.name = n.name;
+  auto in = L.in_perm(x, channels_last_perm(rank));
+  if (!in) return in.error();
+  op.input = as_2d(*in);
+  auto out_s = L.define(y, channels_last_perm(rank));
+  if (!out_s) return out_s.error();
+  auto out = L.desc(y, *out_s);
+  if (!out) return out.error();
+  op.output = as_2d(*out);
+  auto wdt = npu_dtype(wt->dtype, "weights");
+  if (!wdt) return wdt.error();
+  const auto kh = win->kh, kw = win->kw;
+  op.weights =
+      TensorDesc::make(L.constants.add(to_ohwi(*wt)), *wdt,
+                       {static_cast<uint32_t>(OC), kh, kw, static_cast<uint32_t>(wt->dims[1])});
+  op.stride_h = win->sh, op.stride_w = win->sw, op.dil_h = win->dh, op.dil_w = win->dw;
+  op.pad_top = win->pt, op.pad_left = win->pl, op.pad_bottom = win->pb, op.pad_right = win->pr;
+  op.groups = static_cast<uint32_t>(n.attr_int("group", 1));
+  std::optional<Act> post;
+  if (n.op_type == "Conv") {
+    if (n.input(2) >= 0) {
+      auto b = floats_n(g, n.input(2), OC, "bias");
+      if (!b) return b.error();
+      op.chan_va = L.constants.add(bytes_of(*b));
+    }
+    NPU_TRY(fused_activation(n, op, post));
+  } else {
+    if (n.activation) return make_error(EINVAL, "fused activation on an integer conv");
+    auto q = int_params(g, n, OC, ci);
+    if (!q) return q.error();
+    op.in_zp = q->in_zp;
+    op.out_zp = q->out_zp;
+    op.chan_va = L.constants.add(bytes_of(q->chan));
+  }
+  NPU_TRY(L.layer(op, &codegen::emit_conv2d));
+  return emit_post(L, post, *out, n.name);
+}
+
+}  // namespace npu::compiler::detail

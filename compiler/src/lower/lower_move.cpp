@@ -1,0 +1,133 @@
+// Data movement: reshape-like ops and Transpose as aliases of their input's bytes (no
+// layer), Concat as one COPY per input into its slice of the output, constant-mode Pad as PAD.
+#include <cstring>
+
+#include "lower/lower_ops.h"
+
+namespace npu::compiler::detail {
+
+/// Reshape-like ops: the output shares the input's bytes in identity order.
+Expected<void> lower_view(Lowering& L, const Node& n) {
+  const ValueId x = n.input(0), y = n.outputs[0];
+  auto xd = L.dims(x);
+  if (!xd) return xd.error();
+  auto yd = L.dims(y);
+  if (!yd) return yd.error();
+  auto s = L.storage_in_perm(x, identity_perm(xd->size()));
+  if (!s) return s.error();
+  L.alias(y, *s, identity_perm(yd->size()));
+  return ok();
+}
+
+/// Transpose: the output is the input's bytes read in another order (no data movement).
+Expected<void> lower_transpose(Lowering& L, const Node& n) {
+  const ValueId x = n.input(0), y = n.outputs[0];
+  auto xd = L.dims(x);
+  if (!xd) return xd.error();
+  const size_t rank = xd->size();
+  std::vector<int64_t> p = n.attr_ints("perm");
+  if (p.empty()) {
+    for (size_t i = 0; i < rank; ++i) p.push_back(static_cast<int64_t>(rank - 1 - i));
+  }
+  if (p.size() != rank) return make_error(EINVAL, "perm does not match the rank");
+  auto s = L.get(x);
+  if (!s) return s.error();
+  // Output logical dim i is input logical dim p[i]; stored dim j holds input dim P[j], which
+  // is output dim pinv[P[j]].
+  Perm pinv(rank);
+  for (size_t i = 0; i < rank; ++i) pinv[static_cast<size_t>(p[i])] = static_cast<int>(i);
+  Perm out(rank);
+  for (size_t j = 0; j < rank; ++j) out[j] = pinv[static_cast<size_t>(s->perm[j])];
+  L.alias(y, *s, out);
+  return ok();
+}
+
+/// Concat: each input is copied into its slice of the output (in the inputs' common order).
+Expected<void> lower_concat(Lowering& L, const Node& n) {
+  const ValueId y = n.outputs[0];
+  auto yd = L.dims(y);
+  if (!yd) return yd.error();
+  const size_t rank = yd->size();
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return make_error(EINVAL, "bad axis");
+  std::optional<Perm> common;
+  for (ValueId v : n.inputs) {
+    if (v < 0 || L.g.value(v).is_constant()) continue;
+    auto s = L.get(v);
+    if (!s) return s.error();
+    if (!common) {
+      common = s->perm;
+    } else if (*common != s->perm) {
+      common = identity_perm(rank);
+      break;
+    }
+  }
+  const Perm perm = common && common->size() == rank ? *common : identity_perm(rank);
+  auto out = L.define_desc(y, perm);
+  if (!out) return out.error();
+  std::vector<uint64_t> strides(rank);
+  for (size_t j = 0; j < rank; ++j) strides[j] = out->stride(j);
+  out->strides = std::move(strides);
+  size_t j_axis = 0;
+  while (perm[j_axis] != axis) ++j_axis;
+  uint64_t offset = 0;
+  for (ValueId v : n.inputs) {
+    if (v < 0) continue;
+    auto src = broadcast_view(L, v, rank, perm, L.g.value(y).dtype);
+    if (!src) return src.error();
+    if (src->elements() == 0) continue;
+    codegen::CopyOp op;
+    op.name = n.name + "/" + L.g.value(v).name;
+    op.input = *src;
+    op.output = *out;
+    op.output.va += offset * out->strides[j_axis];
+    op.output.dims[j_axis] = src->dims[j_axis];
+    offset += src->dims[j_axis];
+    NPU_TRY(L.layer(op, &codegen::emit_copy));
+  }
+  return ok();
+}
+
+/// Constant-mode Pad in the input's storage order.
+Expected<void> lower_pad(Lowering& L, const Node& n) {
+  const ValueId x = n.input(0), y = n.outputs[0];
+  auto xd = L.dims(x);
+  if (!xd) return xd.error();
+  const size_t rank = xd->size();
+  if (n.attr_string("mode", "constant") != "constant")
+    return make_error(EINVAL, "non-constant mode");
+  if (n.input(3) >= 0) return make_error(EINVAL, "Pad axes input");
+  auto pads = ints_n(L.g, n.input(1), 2 * rank, "pads");
+  if (!pads) return pads.error();
+  auto s = L.get(x);
+  if (!s) return s.error();
+  codegen::PadOp op;
+  op.name = n.name;
+  auto in = L.physical(x);
+  if (!in) return in.error();
+  auto out = L.define_desc(y, s->perm);
+  if (!out) return out.error();
+  op.input = *in, op.output = *out;
+  for (size_t j = 0; j < rank; ++j) {
+    const int64_t p = (*pads)[static_cast<size_t>(s->perm[j])];
+    if (p < 0) return make_error(EINVAL, "negative pads");
+    op.pad_before.push_back(static_cast<uint32_t>(p));
+  }
+  if (rank == 0) op.pad_before = {0};
+  const DType t = L.g.value(x).dtype;
+  if (n.input(2) >= 0) {
+    if (t == DType::kFloat32) {
+      auto f = floats_n(L.g, n.input(2), 1, "constant_value");
+      if (!f) return f.error();
+      std::memcpy(&op.fill_bits, f->data(), 4);
+    } else {
+      auto v = ints_n(L.g, n.input(2), 1, "constant_value");
+      if (!v) return v.error();
+      op.fill_bits = static_cast<uint32_t>(static_cast<int32_t>((*v)[0]));
+    }
+  }
+  return L.layer(op, &codegen::emit_pad);
+}
+
+}  // namespace npu::compiler::detail

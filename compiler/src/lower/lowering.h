@@ -1,0 +1,96 @@
+// Private: the state shared while one package is lowered (lower.cpp creates one Lowering per
+// lower() call and drops it at the end; single-threaded). It owns the memory plan (the
+// constants buffer and the activation arena, memory.h), the storage of every value placed on
+// the device so far (storage.h; methods in storage.cpp), and, while a device segment is being
+// emitted (device_segment.cpp), its command-buffer builder, semaphores and layer reports.
+// The per-op lowerings (lower_ops.h) read the graph and write layers through it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "lower/lower.h"
+#include "lower/memory.h"
+#include "lower/storage.h"
+#include "npu/codegen/emit.h"
+#include "npu/compiler/graph.h"
+#include "npu/expected.h"
+
+namespace npu::compiler::detail {
+
+class Lowering {
+ public:
+  Lowering(const Graph& graph, const LowerOptions& o)
+      : g(graph), opt(o), storage(graph.num_values()) {}
+
+  const Graph& g;
+  const LowerOptions& opt;
+
+  // ---- memory plan (memory.h) ----
+  ConstantBuffer constants;
+  Arena arena;
+
+  // ---- values (storage.cpp) ----
+  std::vector<std::optional<Storage>> storage;  // by ValueId
+  /// Dims of a value (static), or an error naming it.
+  Expected<std::vector<int64_t>> dims(ValueId v) const;
+  /// A graph constant stored plainly (ONNX order) in the constants buffer, converted to
+  /// `dtype` if given (integers to float, say).
+  Expected<Storage> constant_storage(ValueId v, std::optional<DType> as = std::nullopt);
+  /// Allocates arena storage for v in `perm` (one ref held by v).
+  Expected<Storage> define(ValueId v, Perm perm);
+  /// define() and the codegen view of the new storage.
+  Expected<codegen::TensorDesc> define_desc(ValueId v, Perm perm);
+  /// define() in identity order for a value the runtime writes (a graph input or a host
+  /// result that the device reads).
+  Expected<Storage> define_runtime_written(ValueId v);
+  /// v shares `src`'s bytes (reshapes, transposes by permutation).
+  void alias(ValueId v, const Storage& src, Perm perm);
+  /// Storage of v (constants are placed on first use).
+  Expected<Storage> get(ValueId v);
+  /// v is dead: its arena bytes may be reused (its storage keeps the location for the
+  /// package) and its relayout copies are freed.
+  void release(ValueId v);
+
+  /// Codegen view of v in its stored order (dims physical, contiguous).
+  Expected<codegen::TensorDesc> physical(ValueId v);
+  /// v stored in `perm`: its own storage, an alias when only size-1 dims move, or a
+  /// transposed copy (a TRANSPOSE layer, made once per value and order).
+  Expected<Storage> storage_in_perm(ValueId v, const Perm& perm);
+  Expected<codegen::TensorDesc> in_perm(ValueId v, const Perm& perm);
+  /// Codegen view of a storage of v (dims in the storage's order, contiguous).
+  Expected<codegen::TensorDesc> desc(ValueId v, const Storage& s) const;
+  /// Logical-order strided view of v (dims in ONNX order, strides from its storage).
+  Expected<codegen::TensorDesc> logical_view(ValueId v);
+
+  /// Copies of a value in another storage order (TRANSPOSE layers), reused by later readers
+  /// and freed with the value.
+  std::map<std::pair<ValueId, Perm>, Storage> relayouts;
+
+  // ---- device segment being emitted (set by lower_device_segment, device_segment.cpp) ----
+  isa::CommandBufferBuilder* builder = nullptr;
+  codegen::SemAllocator* sems = nullptr;
+  std::vector<codegen::LayerReport> layers;
+  /// Emits one layer (a FENCE first unless it is the segment's first layer).
+  template <typename Op>
+  Expected<void> layer(const Op& op,
+                       Expected<codegen::LayerReport> (*emit)(const Op&, codegen::EmitContext&)) {
+    if (!layers.empty()) builder->fence();
+    codegen::EmitContext ctx{*builder, opt.cfg, *sems, 0, 0, true};
+    auto r = emit(op, ctx);
+    if (!r) return r.error();
+    layers.push_back(std::move(*r));
+    return ok();
+  }
+
+  /// Lowers one device node: picks its op family's entry (lower_ops.h) and runs it.
+  Expected<void> lower_node(const Node& n);
+};
+
+/// NPU_DTYPE_* of an IR dtype, or an error.
+Expected<uint8_t> npu_dtype(DType t, const std::string& what);
+
+}  // namespace npu::compiler::detail

@@ -1,0 +1,78 @@
+// The constants buffer and the activation arena (see memory.h).
+#include "lower/memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+#include <iterator>
+#include <string_view>
+
+namespace npu::compiler::detail {
+
+uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
+  // Identical blobs (a bias used twice, repeated qparams) are stored once.
+  const std::string_view key(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const size_t h = std::hash<std::string_view>{}(key);
+  auto [first, last] = index_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    const uint64_t off = it->second;
+    if (off + bytes.size() <= bytes_.size() &&
+        (bytes.empty() || std::memcmp(bytes_.data() + off, bytes.data(), bytes.size()) == 0))
+      return kConstantsVa + off;
+  }
+  const uint64_t off = align64(bytes_.size());
+  bytes_.resize(off + bytes.size());
+  if (!bytes.empty()) std::memcpy(bytes_.data() + off, bytes.data(), bytes.size());
+  index_.emplace(h, off);
+  return kConstantsVa + off;
+}
+
+int Arena::alloc(uint64_t bytes) {
+  const uint64_t size = align64(std::max<uint64_t>(bytes, 1));
+  uint64_t at = end_;
+  for (auto it = free_list_.begin(); it != free_list_.end(); ++it) {
+    if (it->second < size) continue;
+    at = it->first;
+    const uint64_t rest = it->second - size;
+    free_list_.erase(it);
+    if (rest) free_list_[at + size] = rest;
+    break;
+  }
+  if (at == end_) end_ += size;
+  allocs_.push_back({at, size, 1});
+  return static_cast<int>(allocs_.size() - 1);
+}
+
+void Arena::release(int id) {
+  if (id < 0) return;
+  Alloc& a = allocs_[static_cast<size_t>(id)];
+  if (--a.refs > 0) return;
+  uint64_t off = a.offset, size = a.size;
+  // Coalesce with the neighbours.
+  auto next = free_list_.lower_bound(off);
+  if (next != free_list_.end() && next->first == off + size) {
+    size += next->second;
+    next = free_list_.erase(next);
+  }
+  if (next != free_list_.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == off) {
+      off = prev->first;
+      size += prev->second;
+      free_list_.erase(prev);
+    }
+  }
+  if (off + size == end_) {
+    end_ = off;
+  } else {
+    free_list_[off] = size;
+  }
+}
+
+uint64_t Arena::extent() const {
+  uint64_t e = 64;
+  for (const Alloc& a : allocs_) e = std::max(e, a.offset + a.size);
+  return e;
+}
+
+}  // namespace npu::compiler::detail

@@ -1,0 +1,67 @@
+// Private: the two device buffers a package's lowering fills. ConstantBuffer is the read-only
+// `constants` buffer (weights, biases, channel and quantization parameters, host-op
+// constants): blobs appended 64-byte aligned, identical blobs stored once. Arena is the
+// `activations` buffer: first-fit allocation with reference counts, a freed slot merges with
+// its free neighbours and is reused by later allocations (liveness.h decides when values
+// die). Both are plain single-threaded values owned by one Lowering (lowering.h) and know
+// nothing of the graph; device addresses are kConstantsVa/kArenaVa plus an offset.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+namespace npu::compiler::detail {
+
+/// Device VAs of the two buffers (the package records offsets; the runtime maps them here).
+inline constexpr uint64_t kArenaVa = 0x1'0000'0000ull;
+inline constexpr uint64_t kConstantsVa = 0x80'0000'0000ull;
+
+/// `x` rounded up to a multiple of 64.
+constexpr uint64_t align64(uint64_t x) {
+  return (x + 63) & ~uint64_t{63};
+}
+
+/// The constants buffer's contents.
+class ConstantBuffer {
+ public:
+  /// Appends `bytes` (64-byte aligned) and returns its device VA; identical blobs are shared.
+  uint64_t add(std::span<const std::byte> bytes);
+  size_t size() const { return bytes_.size(); }
+  /// The contents, moved out when the package is written.
+  std::vector<std::byte> take() { return std::move(bytes_); }
+
+ private:
+  std::vector<std::byte> bytes_;
+  std::unordered_multimap<size_t, uint64_t> index_;  // hash of a blob -> its offset
+};
+
+/// The activation arena's allocator. An allocation is an id; it starts with one reference.
+class Arena {
+ public:
+  /// A slot of at least `bytes` (64-byte aligned, never empty): the first free one that
+  /// fits, else one at the end.
+  int alloc(uint64_t bytes);
+  /// Another reference to allocation `id` (an alias of its bytes).
+  void retain(int id) { allocs_[static_cast<size_t>(id)].refs++; }
+  /// Drops one reference; the last one frees the slot. Ids < 0 are ignored.
+  void release(int id);
+  /// Byte offset of allocation `id` in the arena.
+  uint64_t offset(int id) const { return allocs_[static_cast<size_t>(id)].offset; }
+  /// Size the arena buffer needs: the end of the furthest allocation ever made (at least 64).
+  uint64_t extent() const;
+
+ private:
+  struct Alloc {
+    uint64_t offset = 0, size = 0;
+    int refs = 0;
+  };
+  std::vector<Alloc> allocs_;
+  std::map<uint64_t, uint64_t> free_list_;  // offset -> size
+  uint64_t end_ = 0;                        // end of the slots in use or free
+};
+
+}  // namespace npu::compiler::detail

@@ -1,0 +1,201 @@
+// Storage of device values (see storage.h): arena and constant placement of values, aliases,
+// codegen views of a value in its stored or logical order, and relayout copies into another
+// order (TRANSPOSE layers, cached per value and order until the value dies).
+#include "lower/storage.h"
+
+#include "lower/lowering.h"
+#include "npu/compiler/onnx_tensor.h"
+
+namespace npu::compiler::detail {
+
+Perm identity_perm(size_t rank) {
+  Perm p(rank);
+  for (size_t i = 0; i < rank; ++i) p[i] = static_cast<int>(i);
+  return p;
+}
+
+Perm channels_last_perm(size_t rank) {
+  Perm p = identity_perm(rank);
+  if (rank >= 3) {
+    p.erase(p.begin() + 1);
+    p.push_back(1);
+  }
+  return p;
+}
+
+Expected<uint8_t> npu_dtype(DType t, const std::string& what) {
+  const auto f = to_format_dtype(t);
+  const uint8_t d = f ? format::isa_dtype(*f) : 0;
+  if (d == 0) return make_error(EINVAL, what + ": " + dtype_name(t) + " is not a device type");
+  return d;
+}
+
+Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
+  auto d = g.value(v).static_dims();
+  if (!d) {
+    const Value& val = g.value(v);
+    return make_error(EINVAL, "'" + val.name + "' has a dynamic shape " +
+                                  (val.shape ? shape_to_string(*val.shape) : "[*]"));
+  }
+  return *d;
+}
+
+Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as) {
+  const TensorData* c = g.constant(v);
+  if (!c) return make_error(EINVAL, "'" + g.value(v).name + "' is not a constant");
+  if (as && *as != c->dtype) {
+    TensorData conv = TensorData::zeros(*as, c->dims);
+    if (dtype_is_integral(*as)) {
+      const auto vals = c->to_ints();
+      for (size_t i = 0; i < vals.size(); ++i) conv.set_int(static_cast<int64_t>(i), vals[i]);
+    } else {
+      const auto vals = c->to_floats();
+      for (size_t i = 0; i < vals.size(); ++i) conv.set_double(static_cast<int64_t>(i), vals[i]);
+    }
+    const uint64_t va = constants.add(std::as_bytes(std::span(conv.bytes)));
+    return Storage{va, conv.bytes.size(), -1, identity_perm(c->dims.size())};
+  }
+  const uint64_t va = constants.add(std::as_bytes(std::span(c->bytes)));
+  return Storage{va, c->bytes.size(), -1, identity_perm(c->dims.size())};
+}
+
+Expected<Storage> Lowering::define(ValueId v, Perm perm) {
+  auto d = dims(v);
+  if (!d) return d.error();
+  const uint64_t bytes = static_cast<uint64_t>(element_count(*d)) * dtype_size(g.value(v).dtype);
+  const int id = arena.alloc(bytes);
+  Storage s{kArenaVa + arena.offset(id), bytes, id, std::move(perm)};
+  storage[static_cast<size_t>(v)] = s;
+  return s;
+}
+
+Expected<codegen::TensorDesc> Lowering::define_desc(ValueId v, Perm perm) {
+  auto s = define(v, std::move(perm));
+  if (!s) return s.error();
+  return desc(v, *s);
+}
+
+Expected<Storage> Lowering::define_runtime_written(ValueId v) {
+  const Value& val = g.value(v);
+  return define(v, identity_perm(val.shape ? val.shape->size() : 0));
+}
+
+void Lowering::alias(ValueId v, const Storage& src, Perm perm) {
+  Storage s = src;
+  s.perm = std::move(perm);
+  if (s.alloc >= 0) arena.retain(s.alloc);
+  storage[static_cast<size_t>(v)] = s;
+}
+
+Expected<Storage> Lowering::get(ValueId v) {
+  if (v < 0) return make_error(EINVAL, "missing operand");
+  auto& s = storage[static_cast<size_t>(v)];
+  if (s) return *s;
+  if (g.value(v).is_constant()) {
+    auto c = constant_storage(v);
+    if (!c) return c.error();
+    s = *c;
+    return *s;
+  }
+  return make_error(EINVAL, "'" + g.value(v).name + "' is not on the device");
+}
+
+void Lowering::release(ValueId v) {
+  auto& s = storage[static_cast<size_t>(v)];
+  if (s && s->alloc >= 0) {
+    arena.release(s->alloc);
+    s->alloc = -1;  // keeps its location for the package; the bytes may be reused
+  }
+  for (auto it = relayouts.lower_bound({v, Perm{}});
+       it != relayouts.end() && it->first.first == v;) {
+    arena.release(it->second.alloc);
+    it = relayouts.erase(it);
+  }
+}
+
+Expected<codegen::TensorDesc> Lowering::desc(ValueId v, const Storage& s) const {
+  auto d = dims(v);
+  if (!d) return d.error();
+  auto dt = npu_dtype(g.value(v).dtype, "'" + g.value(v).name + "'");
+  if (!dt) return dt.error();
+  codegen::TensorDesc t;
+  t.va = s.va;
+  t.dtype = *dt;
+  for (int p : s.perm) t.dims.push_back(static_cast<uint32_t>((*d)[static_cast<size_t>(p)]));
+  if (t.dims.empty()) t.dims.push_back(1);
+  return t;
+}
+
+Expected<codegen::TensorDesc> Lowering::physical(ValueId v) {
+  auto s = get(v);
+  if (!s) return s.error();
+  return desc(v, *s);
+}
+
+Expected<codegen::TensorDesc> Lowering::logical_view(ValueId v) {
+  auto s = get(v);
+  if (!s) return s.error();
+  auto phys = physical(v);
+  if (!phys) return phys.error();
+  auto d = dims(v);
+  if (!d) return d.error();
+  codegen::TensorDesc t = *phys;
+  if (d->empty()) return t;
+  t.dims.assign(d->size(), 0);
+  t.strides.assign(d->size(), 0);
+  for (size_t j = 0; j < s->perm.size(); ++j) {
+    const auto l = static_cast<size_t>(s->perm[j]);
+    t.dims[l] = phys->dims[j];
+    t.strides[l] = phys->stride(j);
+  }
+  return t;
+}
+
+Expected<Storage> Lowering::storage_in_perm(ValueId v, const Perm& perm) {
+  auto s = get(v);
+  if (!s) return s.error();
+  if (s->perm == perm) return *s;
+  // Only dims of size 1 move (e.g. [N,1,1,C] channels-last vs [N,C,1,1]): same bytes.
+  auto d0 = dims(v);
+  if (!d0) return d0.error();
+  auto non_unit = [&](const Perm& p) {
+    std::vector<int> order;
+    for (int l : p) {
+      if ((*d0)[static_cast<size_t>(l)] != 1) order.push_back(l);
+    }
+    return order;
+  };
+  if (non_unit(s->perm) == non_unit(perm)) {
+    Storage same = *s;
+    same.perm = perm;
+    return same;
+  }
+  // A copy in this order made for an earlier reader is still there (it lives as long as v).
+  if (auto it = relayouts.find({v, perm}); it != relayouts.end()) return it->second;
+  auto src = desc(v, *s);
+  if (!src) return src.error();
+  // Stored dim j of the result is logical dim perm[j], i.e. stored dim inv[perm[j]] of v.
+  Perm inv(s->perm.size());
+  for (size_t j = 0; j < s->perm.size(); ++j) inv[static_cast<size_t>(s->perm[j])] = int(j);
+  const int id = arena.alloc(s->bytes);
+  Storage out{kArenaVa + arena.offset(id), s->bytes, id, perm};
+  relayouts[{v, perm}] = out;
+  codegen::TransposeOp op;
+  op.name = g.value(v).name + "/relayout";
+  op.input = *src;
+  auto dst = desc(v, out);
+  if (!dst) return dst.error();
+  op.output = *dst;
+  for (size_t j = 0; j < perm.size(); ++j)
+    op.perm.push_back(static_cast<uint32_t>(inv[static_cast<size_t>(perm[j])]));
+  NPU_TRY(layer(op, &codegen::emit_transpose));
+  return out;
+}
+
+Expected<codegen::TensorDesc> Lowering::in_perm(ValueId v, const Perm& perm) {
+  auto s = storage_in_perm(v, perm);
+  if (!s) return s.error();
+  return desc(v, *s);
+}
+
+}  // namespace npu::compiler::detail
