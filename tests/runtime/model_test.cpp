@@ -2,6 +2,7 @@
 // computed here — device and host segments, NHWC locations, symbolic and dynamic batches,
 // traces — and the load and run errors.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -195,7 +196,8 @@ TEST_F(ModelTest, UnknownHostOp) {
 }
 
 TEST_F(ModelTest, CorruptOrMissingPackageFile) {
-  const auto dir = std::filesystem::temp_directory_path() / "npu_model_test_corrupt";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("npu_model_test_corrupt_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string path = (dir / "bad.npub").string();
   std::ofstream(path) << "this is not a package";

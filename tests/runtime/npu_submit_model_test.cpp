@@ -1,6 +1,7 @@
 // npu-submit in model mode end to end: a package from test_packages.h, its outputs, stats and
 // trace, and the one-line error for an unknown input.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,7 +20,8 @@ using namespace npu::runtime_test;
 
 #ifdef NPU_SUBMIT_PATH
 TEST(NpuSubmitModel, WritesOutputsStatsAndTrace) {
-  const auto dir = std::filesystem::temp_directory_path() / "npu_model_test_submit";
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("npu_model_test_submit_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   const std::string pkg = (dir / "m.npub").string();

@@ -5,48 +5,16 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
-#include <type_traits>
-#include <variant>
 
 #include "lower/segments.h"
 #include "npu/compiler/onnx_tensor.h"
+#include "op_attributes.h"
 
 namespace npu::compiler::detail {
 
 namespace {
 
 using json = nlohmann::json;
-
-json tensor_attr_json(const TensorData& t) {
-  json j;
-  j["dtype"] = format::dtype_name(to_format_dtype(t.dtype).value_or(format::DType::kFloat32));
-  j["dims"] = t.dims;
-  if (dtype_is_integral(t.dtype)) {
-    j["values"] = t.to_ints();
-  } else {
-    j["values"] = t.to_floats();
-  }
-  return j;
-}
-
-/// ONNX attributes as the operator library's JSON (npu/ops/ops.h), plus "_opset".
-std::string host_attributes(const Node& n) {
-  json j = json::object();
-  for (const auto& [key, value] : n.attrs) {
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, TensorData>) {
-            j[key] = tensor_attr_json(v);
-          } else {
-            j[key] = v;
-          }
-        },
-        value);
-  }
-  j["_opset"] = n.opset;
-  return j.dump();
-}
 
 /// An extra host op after a node; it reads the previous step's result and `extra_inputs`.
 struct HostStep {
@@ -95,7 +63,7 @@ std::vector<HostStep> host_steps(Lowering& L, PackageBuilder& pb, const Node& n)
       act.attrs["alpha"] = n.activation->alpha;
       act.attrs["beta"] = n.activation->beta;
     }
-    after.push_back({n.name + "/act", act.op_type, host_attributes(act), std::move(extra)});
+    after.push_back({n.name + "/act", act.op_type, op_attributes(act), std::move(extra)});
   }
   return after;
 }
@@ -107,7 +75,7 @@ void add_host_node(Lowering& L, PackageBuilder& pb, const Node& n) {
   s.kind = format::SegmentKind::kHost;
   s.name = n.name;
   s.op_type = n.op_type;
-  s.attributes = host_attributes(n);
+  s.attributes = op_attributes(n);
   std::vector<ValueId> ins = n.inputs;
   if (has_matmul_bias(n)) ins.resize(2);
   for (ValueId v : ins) {

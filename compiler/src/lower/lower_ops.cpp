@@ -1,6 +1,7 @@
 // The shared helpers of the per-op lowerings and the dispatch of a device node to its op
 // family's entry (see lower_ops.h).
 #include "lower/lower_ops.h"
+#include "npu/compiler/op_set.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -206,29 +207,36 @@ Expected<TensorDesc> broadcast_view(Lowering& L, ValueId v, size_t rank, const P
 }
 
 // The op type -> family entry map (the operator registry's lowering hook to be).
+namespace {
+
+/// The lowering of each device family (OpClass order, npu/compiler/op_set.h); the operator
+/// registry's Device column maps each operator to its family.
+constexpr LowerFn kFamilyLowerings[kNumOpClasses] = {
+    lower_conv,        // kConv
+    lower_matmul,      // kMatMul
+    lower_eltwise,     // kEltwise
+    lower_activation,  // kActivation
+    lower_pool,        // kPool
+    lower_softmax,     // kSoftmax
+    lower_batchnorm,   // kNorm
+    lower_quant,       // kQuant
+    lower_reduce,      // kReduce
+    lower_transpose,   // kTranspose
+    lower_view,        // kReshape
+    lower_concat,      // kConcat
+    lower_pad,         // kPad
+    lower_view,        // kNoOp
+    nullptr,           // kHost
+};
+
+}  // namespace
+
 Expected<void> Lowering::lower_node(const Node& n) {
-  const std::string& op = n.op_type;
   if (!n.domain.empty()) return make_error(EINVAL, "operator of domain '" + n.domain + "'");
-  if (op == "Conv" || op == "ConvInteger" || op == "QLinearConv") return lower_conv(*this, n);
-  if (op == "MatMul" || op == "Gemm" || op == "MatMulInteger" || op == "QLinearMatMul")
-    return lower_matmul(*this, n);
-  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Max" || op == "Min" ||
-      op == "Pow" || op == "PRelu")
-    return lower_eltwise(*this, n);
-  if (act_of(op, &n)) return lower_activation(*this, n);
-  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
-    return lower_pool(*this, n);
-  if (op == "Softmax" || op == "LogSoftmax") return lower_softmax(*this, n);
-  if (op.rfind("Reduce", 0) == 0) return lower_reduce(*this, n);
-  if (op == "BatchNormalization") return lower_batchnorm(*this, n);
-  if (op == "QuantizeLinear" || op == "DequantizeLinear") return lower_quant(*this, n);
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Identity" || op == "Dropout")
-    return lower_view(*this, n);
-  if (op == "Transpose") return lower_transpose(*this, n);
-  if (op == "Concat") return lower_concat(*this, n);
-  if (op == "Pad") return lower_pad(*this, n);
-  return make_error(EINVAL, "no device lowering for " + op);
+  const OpInfo* op = find_op(n.op_type);
+  const LowerFn lower = op ? kFamilyLowerings[static_cast<size_t>(op->op_class)] : nullptr;
+  if (!lower) return make_error(EINVAL, "no device lowering for " + n.op_type);
+  return lower(*this, n);
 }
 
 }  // namespace npu::compiler::detail
