@@ -16,9 +16,9 @@
 #include <deque>
 #include <thread>
 
-#include "dma.h"
 #include "job_state.h"
 #include "npu/emu/kernels.h"
+#include "npu/isa/opcodes.h"
 #include "npu/isa/regions.h"
 #include "npu/isa/timing.h"
 
@@ -159,7 +159,7 @@ struct Device::Impl {
     end = start + cost.cycles;
     if (op == NPU_OP_SEM_SIGNAL) {
       if (!job.signal(eng.id, index, c.sem.sem, c.sem.count, end)) return start;
-    } else if (op != NPU_OP_MARKER && op != NPU_OP_NOP) {
+    } else if (isa::find_opcode(op)->data) {
       if (!run_data_command(eng.id, index, c, start, regions)) return start;
       if (job.aborted()) return start;  // cancelled mid-command: it did not complete
     }
@@ -167,8 +167,8 @@ struct Device::Impl {
     ++eng.stats.commands;
     eng.stats.macs += cost.macs;
     eng.stats.elements += cost.elements;
-    if (op == NPU_OP_DMA_LOAD) eng.stats.dma_in += cost.bytes;
-    if (op == NPU_OP_DMA_STORE) eng.stats.dma_out += cost.bytes;
+    if (eng.id == NPU_ENGINE_DMA_IN) eng.stats.dma_in += cost.bytes;
+    if (eng.id == NPU_ENGINE_DMA_OUT) eng.stats.dma_out += cost.bytes;
     record(index, eng.id, op, start, end);
     return end;
   }
@@ -198,21 +198,7 @@ struct Device::Impl {
         }
       }
     }
-    switch (c.hdr.opcode) {
-      case NPU_OP_DMA_LOAD:
-        dma_load(c.dma, dram, sram);
-        break;
-      case NPU_OP_DMA_STORE:
-        dma_store(c.dma, dram, sram);
-        break;
-      case NPU_OP_CONV2D:
-      case NPU_OP_MATMUL:
-        run_matrix(c, sram, &job.abort_flag());
-        break;
-      default:
-        run_vector(c, sram, &job.abort_flag());
-        break;
-    }
+    run_command(c, sram, dram, &job.abort_flag());
     return true;
   }
 

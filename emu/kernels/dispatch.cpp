@@ -1,7 +1,8 @@
-// run_matrix / run_vector: the opcode switch, hoisted out of every loop; the work is in
-// matrix_*.cpp and vector_*.cpp.
+// run_command: the opcode switch, generated from the opcode table and hoisted out of every
+// loop; the work is in dma.cpp, matrix_*.cpp and vector_*.cpp.
 #include "cancel.h"
 #include "npu/emu/kernels.h"
+#include "npu/isa/opcodes.h"
 #include "ops.h"
 
 namespace npu::emu {
@@ -23,55 +24,30 @@ CancelScope::~CancelScope() {
 }
 }  // namespace kern
 
-void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram, const std::atomic<bool>* cancel) {
+void run_command(const npu_cmd& cmd, std::span<std::byte> sram, std::byte* dram,
+                 const std::atomic<bool>* cancel) {
   const kern::CancelScope scope(cancel);
   switch (cmd.hdr.opcode) {
-    case NPU_OP_CONV2D:
-      kern::conv2d(cmd.conv2d, sram);
-      break;
-    case NPU_OP_MATMUL:
-      kern::matmul(cmd.matmul, sram);
-      break;
+#define NPU_DATA(VALUE, ID, MNEMONIC, ENGINES, PAYLOAD, FLAGS, CHECK, FEATURES, REGIONS, COST, \
+                 REF, KERNEL)                                                                  \
+  case NPU_OP_##ID:                                                                            \
+    kern::KERNEL(cmd.PAYLOAD, sram, dram);                                                     \
+    break;
+#include "npu/isa/opcodes.def"
     default:
-      break;  // not a matrix command: the validator never lets one through
+      break;  // a control command or an unknown opcode: nothing to compute
+  }
+}
+
+void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram, const std::atomic<bool>* cancel) {
+  if (isa::opcode_allows_engine(cmd.hdr.opcode, NPU_ENGINE_MATRIX)) {
+    run_command(cmd, sram, nullptr, cancel);
   }
 }
 
 void run_vector(const npu_cmd& cmd, std::span<std::byte> sram, const std::atomic<bool>* cancel) {
-  const kern::CancelScope scope(cancel);
-  switch (cmd.hdr.opcode) {
-    case NPU_OP_ELTWISE:
-      kern::eltwise(cmd.eltwise, sram);
-      break;
-    case NPU_OP_ACTIVATION:
-      kern::activation(cmd.activation, sram);
-      break;
-    case NPU_OP_POOL:
-      kern::pool(cmd.pool, sram);
-      break;
-    case NPU_OP_SOFTMAX:
-      kern::softmax(cmd.softmax, sram);
-      break;
-    case NPU_OP_SCALE_SHIFT:
-      kern::scale_shift(cmd.scale_shift, sram);
-      break;
-    case NPU_OP_QUANTIZE:
-      kern::quantize(cmd.quant, sram);
-      break;
-    case NPU_OP_DEQUANTIZE:
-      kern::dequantize(cmd.quant, sram);
-      break;
-    case NPU_OP_REQUANTIZE:
-      kern::requantize(cmd.requant, sram);
-      break;
-    case NPU_OP_TRANSPOSE:
-      kern::transpose(cmd.transpose, sram);
-      break;
-    case NPU_OP_REDUCE:
-      kern::reduce(cmd.reduce, sram);
-      break;
-    default:
-      break;
+  if (isa::opcode_allows_engine(cmd.hdr.opcode, NPU_ENGINE_VECTOR)) {
+    run_command(cmd, sram, nullptr, cancel);
   }
 }
 

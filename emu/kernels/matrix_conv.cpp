@@ -292,7 +292,7 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
 
 }  // namespace
 
-void conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram) {
+void conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   const Geo g = geometry(c);
   if (g.m() == 0 || g.oc == 0) return;
   if (c.in_dtype == NPU_DTYPE_FP32)

@@ -127,7 +127,7 @@ void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
 
 }  // namespace
 
-void matmul(const npu_cmd_matmul& c, std::span<std::byte> sram) {
+void matmul(const npu_cmd_matmul& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   if (c.m == 0 || c.n == 0 || c.batch == 0) return;
   if (c.a_dtype == NPU_DTYPE_FP32)
     matmul_f32(c, sram);

@@ -1,5 +1,8 @@
-// Private: one entry point per command of the matrix and vector engines, called by
-// dispatch.cpp (run_matrix / run_vector) after the opcode switch.
+// Private to npu_emu_kernels: the entry point of every data command's kernel, declared from the
+// opcode table (npu/isa/opcodes.def), whose KERNEL column names it. run_command()
+// (dispatch.cpp) calls them through the table after the device checked every operand region;
+// they live in dma.cpp, matrix_*.cpp and vector_*.cpp. `dram` is the host pointer of the
+// command's MMU-translated DRAM operand (DMA only; nullptr otherwise).
 #pragma once
 
 #include <cstddef>
@@ -9,18 +12,9 @@
 
 namespace npu::emu::kern {
 
-void conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram);
-void matmul(const npu_cmd_matmul& c, std::span<std::byte> sram);
-
-void eltwise(const npu_cmd_eltwise& c, std::span<std::byte> sram);
-void activation(const npu_cmd_activation& c, std::span<std::byte> sram);
-void pool(const npu_cmd_pool& c, std::span<std::byte> sram);
-void softmax(const npu_cmd_softmax& c, std::span<std::byte> sram);
-void scale_shift(const npu_cmd_scale_shift& c, std::span<std::byte> sram);
-void quantize(const npu_cmd_quant& c, std::span<std::byte> sram);
-void dequantize(const npu_cmd_quant& c, std::span<std::byte> sram);
-void requantize(const npu_cmd_requant& c, std::span<std::byte> sram);
-void transpose(const npu_cmd_transpose& c, std::span<std::byte> sram);
-void reduce(const npu_cmd_reduce& c, std::span<std::byte> sram);
+#define NPU_DATA(VALUE, ID, MNEMONIC, ENGINES, PAYLOAD, FLAGS, CHECK, FEATURES, REGIONS, COST, \
+                 REF, KERNEL)                                                                  \
+  void KERNEL(const decltype(npu_cmd::PAYLOAD)& c, std::span<std::byte> sram, std::byte* dram);
+#include "npu/isa/opcodes.def"
 
 }  // namespace npu::emu::kern

@@ -138,7 +138,7 @@ void unary(const npu_cmd_activation& c, std::span<std::byte> sram, F f) {
 
 }  // namespace
 
-void eltwise(const npu_cmd_eltwise& c, std::span<std::byte> sram) {
+void eltwise(const npu_cmd_eltwise& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   with_const<NPU_ELTWISE_ADD, NPU_ELTWISE_PRELU>(c.op, [&](auto op) {
     constexpr uint8_t kOp = decltype(op)::value;
     switch (c.dtype) {
@@ -161,7 +161,7 @@ void eltwise(const npu_cmd_eltwise& c, std::span<std::byte> sram) {
   });
 }
 
-void activation(const npu_cmd_activation& c, std::span<std::byte> sram) {
+void activation(const npu_cmd_activation& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   if (c.func == NPU_ACT_COPY) {  // any dtype: a strided move of raw elements
     if (isa::dtype_size(c.dtype) == 1)
       unary<uint8_t>(c, sram, [](uint8_t x) { return x; });

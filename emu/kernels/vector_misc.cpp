@@ -13,7 +13,7 @@
 
 namespace npu::emu::kern {
 
-void softmax(const npu_cmd_softmax& c, std::span<std::byte> sram) {
+void softmax(const npu_cmd_softmax& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   const size_t len = c.len;
   if (len == 0) return;
   std::vector<float> x(len);
@@ -38,7 +38,7 @@ void softmax(const npu_cmd_softmax& c, std::span<std::byte> sram) {
   }
 }
 
-void scale_shift(const npu_cmd_scale_shift& c, std::span<std::byte> sram) {
+void scale_shift(const npu_cmd_scale_shift& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   const size_t ch = c.channels;
   const std::vector<float> scale = read_array<float>(sram, c.scale_addr, ch);
   const std::vector<float> shift = read_array<float>(sram, c.shift_addr, ch);
@@ -167,14 +167,14 @@ void reduce_kind(const npu_cmd_reduce& c, std::span<std::byte> sram) {
 
 }  // namespace
 
-void quantize(const npu_cmd_quant& c, std::span<std::byte> sram) {
+void quantize(const npu_cmd_quant& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   if (c.out_dtype == NPU_DTYPE_UINT8)
     quantize_to<uint8_t>(c, sram);
   else
     quantize_to<int8_t>(c, sram);
 }
 
-void dequantize(const npu_cmd_quant& c, std::span<std::byte> sram) {
+void dequantize(const npu_cmd_quant& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   switch (c.in_dtype) {
     case NPU_DTYPE_INT8:
       return dequantize_from<int8_t>(c, sram);
@@ -185,7 +185,7 @@ void dequantize(const npu_cmd_quant& c, std::span<std::byte> sram) {
   }
 }
 
-void requantize(const npu_cmd_requant& c, std::span<std::byte> sram) {
+void requantize(const npu_cmd_requant& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   switch (c.in_dtype) {
     case NPU_DTYPE_INT8:
       return requantize_from<int8_t>(c, sram);
@@ -196,7 +196,7 @@ void requantize(const npu_cmd_requant& c, std::span<std::byte> sram) {
   }
 }
 
-void transpose(const npu_cmd_transpose& c, std::span<std::byte> sram) {
+void transpose(const npu_cmd_transpose& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   switch (c.elem_size) {
     case 1:
       return transpose_typed<uint8_t>(c, sram);
@@ -207,7 +207,7 @@ void transpose(const npu_cmd_transpose& c, std::span<std::byte> sram) {
   }
 }
 
-void reduce(const npu_cmd_reduce& c, std::span<std::byte> sram) {
+void reduce(const npu_cmd_reduce& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   switch (c.kind) {
     case NPU_REDUCE_SUM:
       return reduce_kind<NPU_REDUCE_SUM>(c, sram);

@@ -83,7 +83,7 @@ void pool_typed(const npu_cmd_pool& c, std::span<std::byte> sram) {
 
 }  // namespace
 
-void pool(const npu_cmd_pool& c, std::span<std::byte> sram) {
+void pool(const npu_cmd_pool& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   const bool is_max = c.kind == NPU_POOL_MAX;
   switch (c.dtype) {
     case NPU_DTYPE_FP32:

@@ -11,6 +11,7 @@
 #include "asm_table.h"
 #include "npu/isa/asm.h"
 #include "npu/isa/builder.h"
+#include "npu/isa/opcodes.h"
 #include "npu/isa/validate.h"
 
 namespace npu::isa {
@@ -312,9 +313,10 @@ class Assembler {
   }
 
   Expected<void> command(const std::vector<std::string_view>& t) {
-    const Op* op = find_op(t[0]);
+    const OpcodeInfo* op = find_opcode(t[0]);
     if (!op) return fail("unknown opcode '" + std::string(t[0]) + "'");
-    const std::string name = op->name;
+    const std::string name = op->mnemonic;
+    const std::span<const Field> fields = fields_of(op->opcode);
     npu_cmd c;
     std::memset(&c, 0, sizeof c);
     c.hdr.opcode = op->opcode;
@@ -324,20 +326,18 @@ class Assembler {
       const std::string_view tok = t[i];
       size_t eq = tok.find('=');
       if (eq == std::string_view::npos) {
-        auto e = std::find(std::begin(kEngines), std::end(kEngines), tok);
-        if (e != std::end(kEngines)) {
+        if (const std::optional<uint8_t> id = find_engine(tok)) {
           if (engine) return fail(name + ": engine given twice");
-          uint8_t id = static_cast<uint8_t>(e - std::begin(kEngines));
-          if (!(op->engines & (1u << id))) {
+          if (!op->allows(*id)) {
             return fail(name + ": engine " + std::string(tok) + " not allowed (expected " +
-                        engine_list(op) + ")");
+                        engine_list(*op) + ")");
           }
           engine = id;
           continue;
         }
-        auto f = std::find_if(op->flags.begin(), op->flags.end(),
-                              [&](const Flag& fl) { return tok == fl.name; });
-        if (f == op->flags.end()) {
+        auto f = std::find_if(op->flag_names.begin(), op->flag_names.end(),
+                              [&](const FlagName& fl) { return tok == fl.name; });
+        if (f == op->flag_names.end()) {
           return fail(name + ": unknown flag or engine '" + std::string(tok) + "'");
         }
         if (c.hdr.flags & f->bit)
@@ -346,9 +346,9 @@ class Assembler {
         continue;
       }
       const std::string_view key = tok.substr(0, eq);
-      auto f = std::find_if(op->fields.begin(), op->fields.end(),
+      auto f = std::find_if(fields.begin(), fields.end(),
                             [&](const Field& fl) { return key == fl.name; });
-      if (f == op->fields.end()) {
+      if (f == fields.end()) {
         return fail(name + ": unknown field '" + std::string(key) + "'");
       }
       if (std::find(seen.begin(), seen.end(), &*f) != seen.end()) {
@@ -357,22 +357,18 @@ class Assembler {
       seen.push_back(&*f);
       NPU_TRY(set_field(c, *f, tok.substr(eq + 1), name + ": field " + f->name + ": "));
     }
-    if (!engine) {
-      if (std::popcount(op->engines) != 1) {
-        return fail(name + ": missing engine (one of " + engine_list(op) + ")");
-      }
-      engine = static_cast<uint8_t>(std::countr_zero(op->engines));
-    }
+    if (!engine) engine = op->sole_engine();
+    if (!engine) return fail(name + ": missing engine (one of " + engine_list(*op) + ")");
     c.hdr.engine = *engine;
     return push(c);
   }
 
-  static std::string engine_list(const Op* op) {
+  static std::string engine_list(const OpcodeInfo& op) {
     std::string s;
-    for (int e = 0; e < NPU_NUM_ENGINES; ++e) {
-      if (!(op->engines & (1u << e))) continue;
+    for (uint8_t e = 0; e < NPU_NUM_ENGINES; ++e) {
+      if (!op.allows(e)) continue;
       if (!s.empty()) s += ", ";
-      s += kEngines[e];
+      s += engine_name(e);
     }
     return s;
   }

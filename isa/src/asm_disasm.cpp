@@ -8,19 +8,16 @@
 #include <string>
 
 #include "asm_table.h"
+#include "common.h"
 #include "npu/isa/asm.h"
+#include "npu/isa/opcodes.h"
 #include "npu/isa/validate.h"
 
 namespace npu::isa {
 namespace {
 
 using namespace asmtab;
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+using detail::hex;
 
 std::string format_f32(uint32_t bits) {
   if (bits == 0x7fc00000u) return "nan";
@@ -76,25 +73,23 @@ std::string format_value(const Field& f, const uint8_t* p) {
 }
 
 /// Why `c` needs `.raw`, or empty when the text form expresses it exactly.
-std::string raw_reason(const npu_cmd& c, const Op* op) {
+std::string raw_reason(const npu_cmd& c, const OpcodeInfo* op) {
   char buf[64];
   if (!op) {
     std::snprintf(buf, sizeof buf, "unknown opcode 0x%02x", c.hdr.opcode);
     return buf;
   }
   if (c.hdr.engine >= NPU_NUM_ENGINES) return "unknown engine " + std::to_string(c.hdr.engine);
-  if (!(op->engines & (1u << c.hdr.engine))) {
-    return std::string("engine ") + kEngines[c.hdr.engine] + " not allowed for " + op->name;
+  if (!op->allows(c.hdr.engine)) {
+    return std::string("engine ") + engine_name(c.hdr.engine) + " not allowed for " + op->mnemonic;
   }
-  uint16_t known = 0;
-  for (const Flag& f : op->flags) known |= f.bit;
-  if (c.hdr.flags & ~known) return "undefined flag bits " + hex(c.hdr.flags & ~known);
+  if (c.hdr.flags & ~op->flags) return "undefined flag bits " + hex(c.hdr.flags & ~op->flags);
   npu_cmd expressed;
   std::memset(&expressed, 0, sizeof expressed);
   expressed.hdr.opcode = c.hdr.opcode;
   expressed.hdr.engine = c.hdr.engine;
   expressed.hdr.flags = c.hdr.flags;
-  for (const Field& f : op->fields) {
+  for (const Field& f : fields_of(op->opcode)) {
     const size_t n = size_t{type_size(f.type)} * f.count;
     std::memcpy(expressed.bytes + f.offset, c.bytes + f.offset, n);
   }
@@ -103,7 +98,7 @@ std::string raw_reason(const npu_cmd& c, const Op* op) {
 }
 
 std::string format_command(const npu_cmd& c) {
-  const Op* op = find_op(c.hdr.opcode);
+  const OpcodeInfo* op = find_opcode(c.hdr.opcode);
   const std::string why = raw_reason(c, op);
   if (!why.empty()) {
     std::string s = ".raw";
@@ -115,9 +110,9 @@ std::string format_command(const npu_cmd& c) {
     }
     return s + "  # " + why;
   }
-  std::string s = op->name;
-  if (std::popcount(op->engines) != 1) s += std::string(" ") + kEngines[c.hdr.engine];
-  for (const Field& f : op->fields) {
+  std::string s = op->mnemonic;
+  if (!op->sole_engine()) s += std::string(" ") + engine_name(c.hdr.engine);
+  for (const Field& f : fields_of(op->opcode)) {
     const uint32_t sz = type_size(f.type);
     const uint8_t* p = c.bytes + f.offset;
     const bool always = f.style == Style::Addr || f.style == Style::Key;
@@ -132,7 +127,7 @@ std::string format_command(const npu_cmd& c) {
       s += format_value(f, p + size_t{i} * sz);
     }
   }
-  for (const Flag& f : op->flags) {
+  for (const FlagName& f : op->flag_names) {
     if (c.hdr.flags & f.bit) s += std::string(" ") + f.name;
   }
   return s;

@@ -1,5 +1,6 @@
-// The opcode table of the assembler and disassembler: field names are exactly the struct
-// field names of uapi/npu_isa.h, in struct order.
+// The payload fields of the assembler and disassembler: field names are exactly the struct
+// field names of uapi/npu_isa.h, in struct order. fields_of() maps an opcode to its row's
+// payload through npu/isa/opcodes.def.
 #include <cstddef>
 
 #include "asm_table.h"
@@ -7,24 +8,22 @@
 namespace npu::isa::asmtab {
 namespace {
 
-constexpr uint8_t bit(int engine) {
-  return static_cast<uint8_t>(1u << engine);
-}
-constexpr uint8_t kAll = 0x1f;
-constexpr uint8_t kNonCp = kAll & ~bit(NPU_ENGINE_CP);
-
 #define NPU_F(S, member, type, count, ...)                                                \
   Field {                                                                                 \
 #member, static_cast < uint16_t>(offsetof(S, member)), Type::type, count, __VA_ARGS__ \
   }
 #define NPU_ADDR(S, member) NPU_F(S, member, U32, 1, Enum::None, Style::Addr)
 
-constexpr Field kFence[] = {NPU_F(npu_cmd_fence, value, U32, 1)};
-constexpr Field kMarker[] = {NPU_F(npu_cmd_marker, id, U32, 1)};
-constexpr Field kSem[] = {NPU_F(npu_cmd_sem, sem, U32, 1, Enum::None, Style::Key),
-                          NPU_F(npu_cmd_sem, count, U32, 1)};
+/// Each payload's fields, named as its union npu_cmd member.
+namespace payload {
 
-constexpr Field kDma[] = {
+constexpr std::span<const Field> end{};  // END and NOP carry nothing
+constexpr Field fence[] = {NPU_F(npu_cmd_fence, value, U32, 1)};
+constexpr Field marker[] = {NPU_F(npu_cmd_marker, id, U32, 1)};
+constexpr Field sem[] = {NPU_F(npu_cmd_sem, sem, U32, 1, Enum::None, Style::Key),
+                         NPU_F(npu_cmd_sem, count, U32, 1)};
+
+constexpr Field dma[] = {
     NPU_F(npu_cmd_dma, dram_addr, U64, 1, Enum::None, Style::Addr),
     NPU_ADDR(npu_cmd_dma, sram_addr),
     NPU_F(npu_cmd_dma, elem_size, U32, 1),
@@ -36,7 +35,7 @@ constexpr Field kDma[] = {
     NPU_F(npu_cmd_dma, pad_value, U32, 1, Enum::None, Style::Hex),
 };
 
-constexpr Field kConv2d[] = {
+constexpr Field conv2d[] = {
     NPU_ADDR(npu_cmd_conv2d, in_addr),
     NPU_ADDR(npu_cmd_conv2d, w_addr),
     NPU_ADDR(npu_cmd_conv2d, out_addr),
@@ -69,7 +68,7 @@ constexpr Field kConv2d[] = {
     NPU_F(npu_cmd_conv2d, fclamp_max, F32, 1),
 };
 
-constexpr Field kMatmul[] = {
+constexpr Field matmul[] = {
     NPU_ADDR(npu_cmd_matmul, a_addr),
     NPU_ADDR(npu_cmd_matmul, b_addr),
     NPU_ADDR(npu_cmd_matmul, out_addr),
@@ -92,7 +91,7 @@ constexpr Field kMatmul[] = {
     NPU_F(npu_cmd_matmul, fclamp_max, F32, 1),
 };
 
-constexpr Field kEltwise[] = {
+constexpr Field eltwise[] = {
     NPU_F(npu_cmd_eltwise, op, U8, 1, Enum::EltOp),
     NPU_F(npu_cmd_eltwise, dtype, U8, 1, Enum::Dtype),
     NPU_F(npu_cmd_eltwise, shape, U32, 4),
@@ -104,7 +103,7 @@ constexpr Field kEltwise[] = {
     NPU_F(npu_cmd_eltwise, out.stride, U32, 4),
 };
 
-constexpr Field kActivation[] = {
+constexpr Field activation[] = {
     NPU_F(npu_cmd_activation, func, U8, 1, Enum::ActFunc),
     NPU_F(npu_cmd_activation, dtype, U8, 1, Enum::Dtype),
     NPU_F(npu_cmd_activation, shape, U32, 4),
@@ -116,7 +115,7 @@ constexpr Field kActivation[] = {
     NPU_F(npu_cmd_activation, beta, F32, 1),
 };
 
-constexpr Field kPool[] = {
+constexpr Field pool[] = {
     NPU_F(npu_cmd_pool, kind, U8, 1, Enum::PoolKind),
     NPU_F(npu_cmd_pool, dtype, U8, 1, Enum::Dtype),
     NPU_ADDR(npu_cmd_pool, in_addr),
@@ -136,20 +135,20 @@ constexpr Field kPool[] = {
     NPU_F(npu_cmd_pool, pad_right, U8, 1),
 };
 
-constexpr Field kSoftmax[] = {
+constexpr Field softmax[] = {
     NPU_ADDR(npu_cmd_softmax, in_addr),
     NPU_ADDR(npu_cmd_softmax, out_addr),
     NPU_F(npu_cmd_softmax, rows, U32, 1),
     NPU_F(npu_cmd_softmax, len, U32, 1),
 };
 
-constexpr Field kScaleShift[] = {
+constexpr Field scale_shift[] = {
     NPU_ADDR(npu_cmd_scale_shift, in_addr),    NPU_ADDR(npu_cmd_scale_shift, out_addr),
     NPU_ADDR(npu_cmd_scale_shift, scale_addr), NPU_ADDR(npu_cmd_scale_shift, shift_addr),
     NPU_F(npu_cmd_scale_shift, outer, U32, 1), NPU_F(npu_cmd_scale_shift, channels, U32, 1),
 };
 
-constexpr Field kQuant[] = {
+constexpr Field quant[] = {
     NPU_ADDR(npu_cmd_quant, in_addr),
     NPU_ADDR(npu_cmd_quant, out_addr),
     NPU_F(npu_cmd_quant, count, U32, 1),
@@ -162,7 +161,7 @@ constexpr Field kQuant[] = {
     NPU_F(npu_cmd_quant, out_dtype, U8, 1, Enum::Dtype),
 };
 
-constexpr Field kRequant[] = {
+constexpr Field requant[] = {
     NPU_ADDR(npu_cmd_requant, in_addr),
     NPU_ADDR(npu_cmd_requant, out_addr),
     NPU_F(npu_cmd_requant, count, U32, 1),
@@ -176,13 +175,13 @@ constexpr Field kRequant[] = {
     NPU_F(npu_cmd_requant, out_dtype, U8, 1, Enum::Dtype),
 };
 
-constexpr Field kTranspose[] = {
+constexpr Field transpose[] = {
     NPU_ADDR(npu_cmd_transpose, in_addr),        NPU_ADDR(npu_cmd_transpose, out_addr),
     NPU_F(npu_cmd_transpose, in_shape, U32, 4),  NPU_F(npu_cmd_transpose, perm, U8, 4),
     NPU_F(npu_cmd_transpose, elem_size, U32, 1),
 };
 
-constexpr Field kReduce[] = {
+constexpr Field reduce[] = {
     NPU_F(npu_cmd_reduce, kind, U8, 1, Enum::ReduceKind),
     NPU_ADDR(npu_cmd_reduce, in_addr),
     NPU_ADDR(npu_cmd_reduce, out_addr),
@@ -191,38 +190,10 @@ constexpr Field kReduce[] = {
     NPU_F(npu_cmd_reduce, inner, U32, 1),
 };
 
+}  // namespace payload
+
 #undef NPU_ADDR
 #undef NPU_F
-
-constexpr Flag kFenceFlags[] = {{"irq", NPU_FENCE_FLAG_IRQ}};
-constexpr Flag kConvFlags[] = {{"bias", NPU_MM_FLAG_BIAS}};
-constexpr Flag kMatmulFlags[] = {{"bias", NPU_MM_FLAG_BIAS},
-                                 {"transpose_b", NPU_MM_FLAG_TRANSPOSE_B}};
-constexpr Flag kPoolFlags[] = {{"count_pad", NPU_POOL_FLAG_COUNT_PAD}};
-constexpr Flag kSoftmaxFlags[] = {{"log", NPU_SOFTMAX_FLAG_LOG}};
-
-const Op kOps[] = {
-    {NPU_OP_END, "end", bit(NPU_ENGINE_CP), {}, {}},
-    {NPU_OP_FENCE, "fence", bit(NPU_ENGINE_CP), kFence, kFenceFlags},
-    {NPU_OP_MARKER, "marker", kAll, kMarker, {}},
-    {NPU_OP_NOP, "nop", kAll, {}, {}},
-    {NPU_OP_SEM_SIGNAL, "sem_signal", kNonCp, kSem, {}},
-    {NPU_OP_SEM_WAIT, "sem_wait", kNonCp, kSem, {}},
-    {NPU_OP_DMA_LOAD, "dma_load", bit(NPU_ENGINE_DMA_IN), kDma, {}},
-    {NPU_OP_DMA_STORE, "dma_store", bit(NPU_ENGINE_DMA_OUT), kDma, {}},
-    {NPU_OP_CONV2D, "conv2d", bit(NPU_ENGINE_MATRIX), kConv2d, kConvFlags},
-    {NPU_OP_MATMUL, "matmul", bit(NPU_ENGINE_MATRIX), kMatmul, kMatmulFlags},
-    {NPU_OP_ELTWISE, "eltwise", bit(NPU_ENGINE_VECTOR), kEltwise, {}},
-    {NPU_OP_ACTIVATION, "activation", bit(NPU_ENGINE_VECTOR), kActivation, {}},
-    {NPU_OP_POOL, "pool", bit(NPU_ENGINE_VECTOR), kPool, kPoolFlags},
-    {NPU_OP_SOFTMAX, "softmax", bit(NPU_ENGINE_VECTOR), kSoftmax, kSoftmaxFlags},
-    {NPU_OP_SCALE_SHIFT, "scale_shift", bit(NPU_ENGINE_VECTOR), kScaleShift, {}},
-    {NPU_OP_QUANTIZE, "quantize", bit(NPU_ENGINE_VECTOR), kQuant, {}},
-    {NPU_OP_DEQUANTIZE, "dequantize", bit(NPU_ENGINE_VECTOR), kQuant, {}},
-    {NPU_OP_REQUANTIZE, "requantize", bit(NPU_ENGINE_VECTOR), kRequant, {}},
-    {NPU_OP_TRANSPOSE, "transpose", bit(NPU_ENGINE_VECTOR), kTranspose, {}},
-    {NPU_OP_REDUCE, "reduce", bit(NPU_ENGINE_VECTOR), kReduce, {}},
-};
 
 constexpr Named kDtypes[] = {{NPU_DTYPE_INT8, "int8"},
                              {NPU_DTYPE_UINT8, "uint8"},
@@ -260,18 +231,18 @@ constexpr Named kReduceKinds[] = {{NPU_REDUCE_SUM, "sum"},
 
 }  // namespace
 
-const Op* find_op(uint8_t opcode) {
-  for (const Op& op : kOps) {
-    if (op.opcode == opcode) return &op;
+std::span<const Field> fields_of(uint8_t opcode) {
+  switch (opcode) {
+#define NPU_CONTROL(VALUE, ID, MNEMONIC, ENGINES, PAYLOAD, ...) \
+  case NPU_OP_##ID:                                             \
+    return payload::PAYLOAD;
+#define NPU_DATA(VALUE, ID, MNEMONIC, ENGINES, PAYLOAD, ...) \
+  case NPU_OP_##ID:                                          \
+    return payload::PAYLOAD;
+#include "npu/isa/opcodes.def"
+    default:
+      return {};
   }
-  return nullptr;
-}
-
-const Op* find_op(std::string_view name) {
-  for (const Op& op : kOps) {
-    if (name == op.name) return &op;
-  }
-  return nullptr;
 }
 
 std::span<const Named> enum_values(Enum e) {

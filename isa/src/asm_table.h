@@ -1,6 +1,7 @@
-// Private to the assembler/disassembler: one table describing every opcode's text form (its
-// name, allowed engines, flag words and typed fields with byte offsets), shared by both
-// directions so they cannot drift apart.
+// Private to the assembler/disassembler: the text form of every payload (its typed fields with
+// byte offsets, in struct order) and of enum values, shared by both directions so they cannot
+// drift apart. An opcode's name, engines and flag words come from the opcode table
+// (npu/isa/opcodes.h); its fields are those of the payload its row names.
 #pragma once
 
 #include <cstdint>
@@ -29,27 +30,13 @@ struct Field {
   Style style = Style::Dec;
 };
 
-struct Flag {
-  const char* name;
-  uint16_t bit;
-};
-
-struct Op {
-  uint8_t opcode;
-  const char* name;
-  uint8_t engines;  // bit mask of allowed NPU_ENGINE_*
-  std::span<const Field> fields;
-  std::span<const Flag> flags;
-};
-
 struct Named {
   uint8_t value;
   const char* name;
 };
 
-/// The opcode with this value or name, or nullptr.
-const Op* find_op(uint8_t opcode);
-const Op* find_op(std::string_view name);
+/// The fields of the payload of `opcode` (empty for unknown opcodes and bare commands).
+std::span<const Field> fields_of(uint8_t opcode);
 
 /// Names of an enumeration's defined values.
 std::span<const Named> enum_values(Enum e);
@@ -57,10 +44,6 @@ std::span<const Named> enum_values(Enum e);
 /// Parses a float field's text (decimal, hex float, inf, nan, bits(0x...)) into its bits;
 /// false when the text is not one.
 bool parse_f32(std::string_view text, uint32_t& bits);
-
-/// Engine names indexed by NPU_ENGINE_*.
-inline constexpr const char* kEngines[NPU_NUM_ENGINES] = {"cp", "dma_in", "dma_out", "matrix",
-                                                          "vector"};
 
 inline constexpr Named kFeatures[] = {
     {0, "int8"}, {1, "fp32"}, {2, "transcendental"}};  // value = bit index

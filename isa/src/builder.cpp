@@ -1,19 +1,22 @@
-// CommandBufferBuilder: fills npu_cmd structs from the typed argument structs.
+// CommandBufferBuilder: fills npu_cmd structs from the typed argument structs. Each command
+// goes to the engine the opcode table allows it (only SEM_*, MARKER and NOP take one).
 #include "npu/isa/builder.h"
 
 #include <cstring>
 
 #include "common.h"
+#include "npu/isa/opcodes.h"
 #include "npu/isa/validate.h"
 
 namespace npu::isa {
 namespace {
 
-npu_cmd blank(uint8_t opcode, uint8_t engine, uint16_t flags = 0) {
+/// A zeroed command; the engine defaults to the opcode's only one (opcodes.def).
+npu_cmd blank(uint8_t opcode, uint16_t flags = 0, std::optional<uint8_t> engine = std::nullopt) {
   npu_cmd c;
   std::memset(&c, 0, sizeof c);
   c.hdr.opcode = opcode;
-  c.hdr.engine = engine;
+  c.hdr.engine = engine ? *engine : *find_opcode(opcode)->sole_engine();
   c.hdr.flags = flags;
   return c;
 }
@@ -26,8 +29,9 @@ void set_strides(npu_vtensor& t, uint32_t addr, const std::array<uint32_t, 4>& s
   }
 }
 
-npu_cmd make_dma(uint8_t opcode, uint8_t engine, const DmaArgs& a, bool load) {
-  npu_cmd c = blank(opcode, engine);
+npu_cmd make_dma(uint8_t opcode, const DmaArgs& a) {
+  const bool load = opcode == NPU_OP_DMA_LOAD;
+  npu_cmd c = blank(opcode);
   auto& d = c.dma;
   d.dram_addr = a.dram;
   d.sram_addr = a.sram;
@@ -62,6 +66,54 @@ npu_cmd make_dma(uint8_t opcode, uint8_t engine, const DmaArgs& a, bool load) {
   return c;
 }
 
+npu_cmd make_sem(uint8_t opcode, uint8_t engine, uint32_t sem, uint32_t count) {
+  npu_cmd c = blank(opcode, 0, engine);
+  c.sem.sem = sem;
+  c.sem.count = count;
+  return c;
+}
+
+/// The window fields CONV2D and POOL share (same names in the arguments and the payload);
+/// out_h/out_w 0 = derived from the window formula.
+template <typename Payload, typename Args>
+void set_window(Payload& v, const Args& a, uint8_t dil_h, uint8_t dil_w) {
+  v.in_h = a.in_h;
+  v.in_w = a.in_w;
+  v.k_h = a.k_h;
+  v.k_w = a.k_w;
+  v.stride_h = a.stride_h;
+  v.stride_w = a.stride_w;
+  v.pad_top = a.pad_top;
+  v.pad_left = a.pad_left;
+  v.pad_bottom = a.pad_bottom;
+  v.pad_right = a.pad_right;
+  auto derived = [](uint16_t given, uint32_t in, uint32_t pad0, uint32_t pad1, uint32_t k,
+                    uint32_t dil, uint32_t stride) {
+    return given ? given
+                 : static_cast<uint16_t>(
+                       CommandBufferBuilder::conv_out_size(in, pad0, pad1, k, dil, stride));
+  };
+  v.out_h = derived(a.out_h, a.in_h, a.pad_top, a.pad_bottom, a.k_h, dil_h, a.stride_h);
+  v.out_w = derived(a.out_w, a.in_w, a.pad_left, a.pad_right, a.k_w, dil_w, a.stride_w);
+}
+
+/// The integer clamps of an output: as given, else the output dtype's range.
+template <typename Payload, typename Args>
+void set_clamps(Payload& v, const Args& a) {
+  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
+  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
+}
+
+/// The output fields CONV2D and MATMUL share: dtype, zero point and both clamps.
+template <typename Payload, typename Args>
+void set_mm_output(Payload& v, const Args& a) {
+  v.out_dtype = a.out_dtype;
+  v.out_zp = a.out_zp;
+  set_clamps(v, a);
+  v.fclamp_min = a.fclamp_min;
+  v.fclamp_max = a.fclamp_max;
+}
+
 }  // namespace
 
 uint32_t CommandBufferBuilder::push(const npu_cmd& cmd) {
@@ -74,57 +126,37 @@ uint32_t CommandBufferBuilder::add(const npu_cmd& cmd) {
 }
 
 uint32_t CommandBufferBuilder::dma_load(const DmaArgs& a) {
-  return push(make_dma(NPU_OP_DMA_LOAD, NPU_ENGINE_DMA_IN, a, true));
+  return push(make_dma(NPU_OP_DMA_LOAD, a));
 }
 
 uint32_t CommandBufferBuilder::dma_store(const DmaArgs& a) {
-  return push(make_dma(NPU_OP_DMA_STORE, NPU_ENGINE_DMA_OUT, a, false));
+  return push(make_dma(NPU_OP_DMA_STORE, a));
 }
 
 uint32_t CommandBufferBuilder::conv2d(const Conv2dArgs& a) {
-  npu_cmd c = blank(NPU_OP_CONV2D, NPU_ENGINE_MATRIX, a.bias ? NPU_MM_FLAG_BIAS : 0);
+  npu_cmd c = blank(NPU_OP_CONV2D, a.bias ? NPU_MM_FLAG_BIAS : 0);
   auto& v = c.conv2d;
   v.in_addr = a.in_addr;
   v.w_addr = a.w_addr;
   v.out_addr = a.out_addr;
   v.chan_addr = a.chan_addr;
-  v.in_h = a.in_h;
-  v.in_w = a.in_w;
+  set_window(v, a, a.dil_h, a.dil_w);
   v.in_c = a.in_c;
   v.out_c = a.out_c;
-  v.k_h = a.k_h;
-  v.k_w = a.k_w;
   v.groups = a.groups;
-  v.stride_h = a.stride_h;
-  v.stride_w = a.stride_w;
   v.dil_h = a.dil_h;
   v.dil_w = a.dil_w;
-  v.pad_top = a.pad_top;
-  v.pad_left = a.pad_left;
-  v.pad_bottom = a.pad_bottom;
-  v.pad_right = a.pad_right;
-  v.out_h = a.out_h ? a.out_h
-                    : static_cast<uint16_t>(conv_out_size(a.in_h, a.pad_top, a.pad_bottom, a.k_h,
-                                                          a.dil_h, a.stride_h));
-  v.out_w = a.out_w ? a.out_w
-                    : static_cast<uint16_t>(conv_out_size(a.in_w, a.pad_left, a.pad_right, a.k_w,
-                                                          a.dil_w, a.stride_w));
   v.in_dtype = a.in_dtype;
   v.w_dtype = a.w_dtype;
-  v.out_dtype = a.out_dtype;
   v.in_zp = a.in_zp;
-  v.out_zp = a.out_zp;
-  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
-  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
-  v.fclamp_min = a.fclamp_min;
-  v.fclamp_max = a.fclamp_max;
+  set_mm_output(v, a);
   return push(c);
 }
 
 uint32_t CommandBufferBuilder::matmul(const MatmulArgs& a) {
   const uint16_t flags =
       (a.bias ? NPU_MM_FLAG_BIAS : 0) | (a.transpose_b ? NPU_MM_FLAG_TRANSPOSE_B : 0);
-  npu_cmd c = blank(NPU_OP_MATMUL, NPU_ENGINE_MATRIX, flags);
+  npu_cmd c = blank(NPU_OP_MATMUL, flags);
   auto& v = c.matmul;
   v.a_addr = a.a_addr;
   v.b_addr = a.b_addr;
@@ -139,18 +171,13 @@ uint32_t CommandBufferBuilder::matmul(const MatmulArgs& a) {
   v.out_batch_stride = a.out_batch_stride.value_or(a.m * a.n);
   v.a_dtype = a.a_dtype;
   v.b_dtype = a.b_dtype;
-  v.out_dtype = a.out_dtype;
   v.a_zp = a.a_zp;
-  v.out_zp = a.out_zp;
-  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
-  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
-  v.fclamp_min = a.fclamp_min;
-  v.fclamp_max = a.fclamp_max;
+  set_mm_output(v, a);
   return push(c);
 }
 
 uint32_t CommandBufferBuilder::eltwise(const EltwiseArgs& a) {
-  npu_cmd c = blank(NPU_OP_ELTWISE, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_ELTWISE);
   auto& v = c.eltwise;
   v.op = a.op;
   v.dtype = a.dtype;
@@ -162,7 +189,7 @@ uint32_t CommandBufferBuilder::eltwise(const EltwiseArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::activation(const ActivationArgs& a) {
-  npu_cmd c = blank(NPU_OP_ACTIVATION, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_ACTIVATION);
   auto& v = c.activation;
   v.func = a.func;
   v.dtype = a.dtype;
@@ -175,34 +202,19 @@ uint32_t CommandBufferBuilder::activation(const ActivationArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::pool(const PoolArgs& a) {
-  npu_cmd c = blank(NPU_OP_POOL, NPU_ENGINE_VECTOR, a.count_pad ? NPU_POOL_FLAG_COUNT_PAD : 0);
+  npu_cmd c = blank(NPU_OP_POOL, a.count_pad ? NPU_POOL_FLAG_COUNT_PAD : 0);
   auto& v = c.pool;
   v.kind = a.kind;
   v.dtype = a.dtype;
   v.in_addr = a.in_addr;
   v.out_addr = a.out_addr;
-  v.in_h = a.in_h;
-  v.in_w = a.in_w;
   v.channels = a.channels;
-  v.k_h = a.k_h;
-  v.k_w = a.k_w;
-  v.stride_h = a.stride_h;
-  v.stride_w = a.stride_w;
-  v.pad_top = a.pad_top;
-  v.pad_left = a.pad_left;
-  v.pad_bottom = a.pad_bottom;
-  v.pad_right = a.pad_right;
-  v.out_h = a.out_h ? a.out_h
-                    : static_cast<uint16_t>(
-                          conv_out_size(a.in_h, a.pad_top, a.pad_bottom, a.k_h, 1, a.stride_h));
-  v.out_w = a.out_w ? a.out_w
-                    : static_cast<uint16_t>(
-                          conv_out_size(a.in_w, a.pad_left, a.pad_right, a.k_w, 1, a.stride_w));
+  set_window(v, a, 1, 1);
   return push(c);
 }
 
 uint32_t CommandBufferBuilder::softmax(const SoftmaxArgs& a) {
-  npu_cmd c = blank(NPU_OP_SOFTMAX, NPU_ENGINE_VECTOR, a.log ? NPU_SOFTMAX_FLAG_LOG : 0);
+  npu_cmd c = blank(NPU_OP_SOFTMAX, a.log ? NPU_SOFTMAX_FLAG_LOG : 0);
   c.softmax.in_addr = a.in_addr;
   c.softmax.out_addr = a.out_addr;
   c.softmax.rows = a.rows;
@@ -211,7 +223,7 @@ uint32_t CommandBufferBuilder::softmax(const SoftmaxArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::scale_shift(const ScaleShiftArgs& a) {
-  npu_cmd c = blank(NPU_OP_SCALE_SHIFT, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_SCALE_SHIFT);
   auto& v = c.scale_shift;
   v.in_addr = a.in_addr;
   v.out_addr = a.out_addr;
@@ -223,7 +235,7 @@ uint32_t CommandBufferBuilder::scale_shift(const ScaleShiftArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::quantize(const QuantArgs& a) {
-  npu_cmd c = blank(NPU_OP_QUANTIZE, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_QUANTIZE);
   auto& v = c.quant;
   v.in_addr = a.in_addr;
   v.out_addr = a.out_addr;
@@ -248,7 +260,7 @@ uint32_t CommandBufferBuilder::dequantize(const QuantArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::requantize(const RequantArgs& a) {
-  npu_cmd c = blank(NPU_OP_REQUANTIZE, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_REQUANTIZE);
   auto& v = c.requant;
   v.in_addr = a.in_addr;
   v.out_addr = a.out_addr;
@@ -257,15 +269,14 @@ uint32_t CommandBufferBuilder::requantize(const RequantArgs& a) {
   v.shift = a.shift;
   v.in_zp = a.in_zp;
   v.out_zp = a.out_zp;
-  v.clamp_min = a.clamp_min.value_or(dtype_min(a.out_dtype));
-  v.clamp_max = a.clamp_max.value_or(dtype_max(a.out_dtype));
+  set_clamps(v, a);
   v.in_dtype = a.in_dtype;
   v.out_dtype = a.out_dtype;
   return push(c);
 }
 
 uint32_t CommandBufferBuilder::transpose(const TransposeArgs& a) {
-  npu_cmd c = blank(NPU_OP_TRANSPOSE, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_TRANSPOSE);
   auto& v = c.transpose;
   v.in_addr = a.in_addr;
   v.out_addr = a.out_addr;
@@ -278,7 +289,7 @@ uint32_t CommandBufferBuilder::transpose(const TransposeArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::reduce(const ReduceArgs& a) {
-  npu_cmd c = blank(NPU_OP_REDUCE, NPU_ENGINE_VECTOR);
+  npu_cmd c = blank(NPU_OP_REDUCE);
   auto& v = c.reduce;
   v.kind = a.kind;
   v.in_addr = a.in_addr;
@@ -290,37 +301,31 @@ uint32_t CommandBufferBuilder::reduce(const ReduceArgs& a) {
 }
 
 uint32_t CommandBufferBuilder::sem_signal(uint8_t engine, uint32_t sem, uint32_t count) {
-  npu_cmd c = blank(NPU_OP_SEM_SIGNAL, engine);
-  c.sem.sem = sem;
-  c.sem.count = count;
-  return push(c);
+  return push(make_sem(NPU_OP_SEM_SIGNAL, engine, sem, count));
 }
 
 uint32_t CommandBufferBuilder::sem_wait(uint8_t engine, uint32_t sem, uint32_t count) {
-  npu_cmd c = blank(NPU_OP_SEM_WAIT, engine);
-  c.sem.sem = sem;
-  c.sem.count = count;
-  return push(c);
+  return push(make_sem(NPU_OP_SEM_WAIT, engine, sem, count));
 }
 
 uint32_t CommandBufferBuilder::marker(uint8_t engine, uint32_t id) {
-  npu_cmd c = blank(NPU_OP_MARKER, engine);
+  npu_cmd c = blank(NPU_OP_MARKER, 0, engine);
   c.marker.id = id;
   return push(c);
 }
 
 uint32_t CommandBufferBuilder::nop(uint8_t engine) {
-  return push(blank(NPU_OP_NOP, engine));
+  return push(blank(NPU_OP_NOP, 0, engine));
 }
 
 uint32_t CommandBufferBuilder::fence(bool irq, uint32_t value) {
-  npu_cmd c = blank(NPU_OP_FENCE, NPU_ENGINE_CP, irq ? NPU_FENCE_FLAG_IRQ : 0);
+  npu_cmd c = blank(NPU_OP_FENCE, irq ? NPU_FENCE_FLAG_IRQ : 0);
   c.fence.value = value;
   return push(c);
 }
 
 uint32_t CommandBufferBuilder::end() {
-  return push(blank(NPU_OP_END, NPU_ENGINE_CP));
+  return push(blank(NPU_OP_END));
 }
 
 std::vector<std::byte> CommandBufferBuilder::finish(uint64_t required_features) {

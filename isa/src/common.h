@@ -1,8 +1,9 @@
-// Private helpers of libnpuisa: dtype sizes, opcode classes and checked arithmetic shared by
-// the regions, validator, timing model and builder.
+// Private helpers of libnpuisa: dtype sizes, activation classes, hex formatting and checked
+// arithmetic shared by the regions, validator, timing model, builder and disassembler.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "npu/isa/dtype.h"
@@ -28,6 +29,13 @@ constexpr bool act_needs_transcendental(uint8_t func) {
     default:
       return false;
   }
+}
+
+/// "0x1f": how error messages and the disassembler print raw bits.
+inline std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
 }
 
 /// Overflow-checked u64 arithmetic: returns false on overflow.

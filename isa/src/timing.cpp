@@ -1,18 +1,18 @@
-// command_cost: the per-command cycle formulas of docs/timing.md. Integer-only and
-// deterministic; arithmetic saturates instead of wrapping.
+// The COST column of the opcode table: the per-command cycle formulas of docs/timing.md.
+// Integer-only and deterministic; arithmetic saturates instead of wrapping. command_cost()
+// dispatches through npu/isa/opcodes.def.
 #include "npu/isa/timing.h"
 
 #include <algorithm>
 #include <initializer_list>
+#include <utility>
 
 #include "common.h"
+#include "semantics.h"
 
 namespace npu::isa {
+namespace detail {
 namespace {
-
-using detail::ceil_div;
-using detail::sat_add;
-using detail::sat_mul;
 
 uint64_t prod(std::initializer_list<uint64_t> v) {
   uint64_t p = 1;
@@ -20,7 +20,10 @@ uint64_t prod(std::initializer_list<uint64_t> v) {
   return p;
 }
 
-CommandCost dma_cost(const npu_cmd_dma& c, bool load, const DeviceConfig& cfg) {
+}  // namespace
+
+CommandCost cost_dma(const npu_cmd_dma& c, const DeviceConfig& cfg) {
+  const bool load = c.hdr.opcode == NPU_OP_DMA_LOAD;
   CommandCost cost;
   const uint64_t bpc = cfg.dma.bytes_per_cycle ? cfg.dma.bytes_per_cycle : 1;
   const uint64_t elem = c.elem_size;
@@ -45,6 +48,8 @@ CommandCost dma_cost(const npu_cmd_dma& c, bool load, const DeviceConfig& cfg) {
   return cost;
 }
 
+namespace {
+
 uint32_t lanes_for(uint32_t elem_bytes, const DeviceConfig& cfg) {
   const uint32_t l = elem_bytes == 1 ? cfg.vector.int8_lanes : cfg.vector.fp32_lanes;
   return l ? l : 1;
@@ -57,121 +62,113 @@ uint64_t vec_cycles(uint64_t work, uint32_t lanes, uint64_t op_cost, const Devic
 
 bool act_is_transcendental(uint8_t func) {
   // Cost class: the feature-gated functions plus sqrt and reciprocal (division-like).
-  return detail::act_needs_transcendental(func) || func == NPU_ACT_SQRT ||
-         func == NPU_ACT_RECIPROCAL;
+  return act_needs_transcendental(func) || func == NPU_ACT_SQRT || func == NPU_ACT_RECIPROCAL;
+}
+
+/// Matrix array rows and columns of the datapath `in_dtype` selects.
+std::pair<uint64_t, uint64_t> array_of(uint8_t in_dtype, const DeviceConfig& cfg) {
+  const bool fp = in_dtype == NPU_DTYPE_FP32;
+  return {fp ? cfg.matrix.fp32_rows : cfg.matrix.int8_rows,
+          fp ? cfg.matrix.fp32_cols : cfg.matrix.int8_cols};
+}
+
+/// Elementwise work of `elements` outputs, at the lanes of `elem_bytes`-wide elements.
+CommandCost vec_cost(uint64_t elements, uint64_t work, uint32_t elem_bytes, uint64_t op_cost,
+                     const DeviceConfig& cfg) {
+  CommandCost cost;
+  cost.elements = elements;
+  cost.cycles = vec_cycles(work, lanes_for(elem_bytes, cfg), op_cost, cfg);
+  return cost;
+}
+
+uint64_t count4(const uint32_t (&s)[4]) {
+  return prod({s[0], s[1], s[2], s[3]});
 }
 
 }  // namespace
 
-CommandCost command_cost(const npu_cmd& cmd, const DeviceConfig& cfg) {
+CommandCost cost_conv2d(const npu_cmd_conv2d& c, const DeviceConfig& cfg) {
+  const auto [rows, cols] = array_of(c.in_dtype, cfg);
+  const uint64_t groups = c.groups ? c.groups : 1;
+  const uint64_t kg = prod({c.k_h, c.k_w, c.in_c / groups});
+  const uint64_t ocg = c.out_c / groups;
+  const uint64_t pixels = prod({c.out_h, c.out_w});
   CommandCost cost;
-  const uint64_t tc = cfg.vector.transcendental_cost;
+  cost.cycles = sat_add(cfg.matrix.fill_latency,
+                        prod({groups, ceil_div(ocg, cols), ceil_div(kg, rows), pixels}));
+  cost.macs = prod({pixels, c.out_c, kg});
+  return cost;
+}
+
+CommandCost cost_matmul(const npu_cmd_matmul& c, const DeviceConfig& cfg) {
+  const auto [rows, cols] = array_of(c.a_dtype, cfg);
+  CommandCost cost;
+  cost.cycles = sat_add(cfg.matrix.fill_latency,
+                        prod({c.batch, ceil_div(c.n, cols), ceil_div(c.k, rows), c.m}));
+  cost.macs = prod({c.batch, c.m, c.n, c.k});
+  return cost;
+}
+
+CommandCost cost_eltwise(const npu_cmd_eltwise& c, const DeviceConfig& cfg) {
+  const bool heavy = c.op == NPU_ELTWISE_POW || c.op == NPU_ELTWISE_DIV;
+  const uint64_t n = count4(c.shape);
+  return vec_cost(n, n, dtype_size(c.dtype), heavy ? cfg.vector.transcendental_cost : 1, cfg);
+}
+
+CommandCost cost_activation(const npu_cmd_activation& c, const DeviceConfig& cfg) {
+  const uint64_t n = count4(c.shape);
+  return vec_cost(n, n, dtype_size(c.dtype),
+                  act_is_transcendental(c.func) ? cfg.vector.transcendental_cost : 1, cfg);
+}
+
+CommandCost cost_pool(const npu_cmd_pool& c, const DeviceConfig& cfg) {
+  const uint64_t n = prod({c.out_h, c.out_w, c.channels});
+  return vec_cost(n, prod({n, c.k_h, c.k_w}), dtype_size(c.dtype), 1, cfg);
+}
+
+CommandCost cost_softmax(const npu_cmd_softmax& c, const DeviceConfig& cfg) {
+  const uint64_t n = prod({c.rows, c.len});
+  return vec_cost(n, n, 4, sat_add(2, cfg.vector.transcendental_cost), cfg);
+}
+
+CommandCost cost_scale_shift(const npu_cmd_scale_shift& c, const DeviceConfig& cfg) {
+  const uint64_t n = prod({c.outer, c.channels});
+  return vec_cost(n, n, 4, 1, cfg);
+}
+
+CommandCost cost_quant(const npu_cmd_quant& c, const DeviceConfig& cfg) {
+  return vec_cost(c.count, c.count, std::max(dtype_size(c.in_dtype), dtype_size(c.out_dtype)), 1,
+                  cfg);
+}
+
+CommandCost cost_requant(const npu_cmd_requant& c, const DeviceConfig& cfg) {
+  return vec_cost(c.count, c.count, std::max(dtype_size(c.in_dtype), dtype_size(c.out_dtype)), 1,
+                  cfg);
+}
+
+CommandCost cost_transpose(const npu_cmd_transpose& c, const DeviceConfig& cfg) {
+  const uint64_t n = count4(c.in_shape);
+  return vec_cost(n, n, c.elem_size, 1, cfg);
+}
+
+CommandCost cost_reduce(const npu_cmd_reduce& c, const DeviceConfig& cfg) {
+  return vec_cost(prod({c.outer, c.inner}), prod({c.outer, c.len, c.inner}), 4, 1, cfg);
+}
+
+}  // namespace detail
+
+CommandCost command_cost(const npu_cmd& cmd, const DeviceConfig& cfg) {
   switch (cmd.hdr.opcode) {
-    case NPU_OP_SEM_SIGNAL:
-    case NPU_OP_MARKER:
-    case NPU_OP_NOP:
-      cost.cycles = 1;
-      return cost;
-    case NPU_OP_END:
-    case NPU_OP_FENCE:
-    case NPU_OP_SEM_WAIT:
-      return cost;
-    case NPU_OP_DMA_LOAD:
-      return dma_cost(cmd.dma, true, cfg);
-    case NPU_OP_DMA_STORE:
-      return dma_cost(cmd.dma, false, cfg);
-    case NPU_OP_CONV2D: {
-      const auto& c = cmd.conv2d;
-      const bool fp = c.in_dtype == NPU_DTYPE_FP32;
-      const uint64_t rows = fp ? cfg.matrix.fp32_rows : cfg.matrix.int8_rows;
-      const uint64_t cols = fp ? cfg.matrix.fp32_cols : cfg.matrix.int8_cols;
-      const uint64_t groups = c.groups ? c.groups : 1;
-      const uint64_t kg = prod({c.k_h, c.k_w, c.in_c / groups});
-      const uint64_t ocg = c.out_c / groups;
-      const uint64_t pixels = prod({c.out_h, c.out_w});
-      cost.cycles = sat_add(cfg.matrix.fill_latency,
-                            prod({groups, ceil_div(ocg, cols), ceil_div(kg, rows), pixels}));
-      cost.macs = prod({pixels, c.out_c, kg});
-      return cost;
-    }
-    case NPU_OP_MATMUL: {
-      const auto& c = cmd.matmul;
-      const bool fp = c.a_dtype == NPU_DTYPE_FP32;
-      const uint64_t rows = fp ? cfg.matrix.fp32_rows : cfg.matrix.int8_rows;
-      const uint64_t cols = fp ? cfg.matrix.fp32_cols : cfg.matrix.int8_cols;
-      cost.cycles = sat_add(cfg.matrix.fill_latency,
-                            prod({c.batch, ceil_div(c.n, cols), ceil_div(c.k, rows), c.m}));
-      cost.macs = prod({c.batch, c.m, c.n, c.k});
-      return cost;
-    }
-    case NPU_OP_ELTWISE: {
-      const auto& c = cmd.eltwise;
-      const auto& s = c.shape;
-      cost.elements = prod({s[0], s[1], s[2], s[3]});
-      const bool heavy = c.op == NPU_ELTWISE_POW || c.op == NPU_ELTWISE_DIV;
-      cost.cycles = vec_cycles(cost.elements, lanes_for(detail::dtype_size(c.dtype), cfg),
-                               heavy ? tc : 1, cfg);
-      return cost;
-    }
-    case NPU_OP_ACTIVATION: {
-      const auto& c = cmd.activation;
-      const auto& s = c.shape;
-      cost.elements = prod({s[0], s[1], s[2], s[3]});
-      cost.cycles = vec_cycles(cost.elements, lanes_for(detail::dtype_size(c.dtype), cfg),
-                               act_is_transcendental(c.func) ? tc : 1, cfg);
-      return cost;
-    }
-    case NPU_OP_POOL: {
-      const auto& c = cmd.pool;
-      cost.elements = prod({c.out_h, c.out_w, c.channels});
-      cost.cycles = vec_cycles(prod({cost.elements, c.k_h, c.k_w}),
-                               lanes_for(detail::dtype_size(c.dtype), cfg), 1, cfg);
-      return cost;
-    }
-    case NPU_OP_SOFTMAX: {
-      const auto& c = cmd.softmax;
-      cost.elements = prod({c.rows, c.len});
-      cost.cycles = vec_cycles(cost.elements, lanes_for(4, cfg), sat_add(2, tc), cfg);
-      return cost;
-    }
-    case NPU_OP_SCALE_SHIFT: {
-      const auto& c = cmd.scale_shift;
-      cost.elements = prod({c.outer, c.channels});
-      cost.cycles = vec_cycles(cost.elements, lanes_for(4, cfg), 1, cfg);
-      return cost;
-    }
-    case NPU_OP_QUANTIZE:
-    case NPU_OP_DEQUANTIZE: {
-      const auto& c = cmd.quant;
-      cost.elements = c.count;
-      const uint32_t widest =
-          std::max(detail::dtype_size(c.in_dtype), detail::dtype_size(c.out_dtype));
-      cost.cycles = vec_cycles(cost.elements, lanes_for(widest, cfg), 1, cfg);
-      return cost;
-    }
-    case NPU_OP_REQUANTIZE: {
-      const auto& c = cmd.requant;
-      cost.elements = c.count;
-      const uint32_t widest =
-          std::max(detail::dtype_size(c.in_dtype), detail::dtype_size(c.out_dtype));
-      cost.cycles = vec_cycles(cost.elements, lanes_for(widest, cfg), 1, cfg);
-      return cost;
-    }
-    case NPU_OP_TRANSPOSE: {
-      const auto& c = cmd.transpose;
-      const auto& s = c.in_shape;
-      cost.elements = prod({s[0], s[1], s[2], s[3]});
-      cost.cycles = vec_cycles(cost.elements, lanes_for(c.elem_size, cfg), 1, cfg);
-      return cost;
-    }
-    case NPU_OP_REDUCE: {
-      const auto& c = cmd.reduce;
-      cost.elements = prod({c.outer, c.inner});
-      cost.cycles = vec_cycles(prod({c.outer, c.len, c.inner}), lanes_for(4, cfg), 1, cfg);
-      return cost;
-    }
+#define NPU_CONTROL(VALUE, ID, MNEMONIC, ENGINES, PAYLOAD, FLAGS, CHECK, CYCLES) \
+  case NPU_OP_##ID:                                                              \
+    return CommandCost{.cycles = CYCLES};
+#define NPU_DATA(VALUE, ID, MNEMONIC, ENGINES, PAYLOAD, FLAGS, CHECK, FEATURES, REGIONS, COST, \
+                 ...)                                                                          \
+  case NPU_OP_##ID:                                                                            \
+    return detail::COST(cmd.PAYLOAD, cfg);
+#include "npu/isa/opcodes.def"
     default:
-      return cost;
+      return {};
   }
 }
 

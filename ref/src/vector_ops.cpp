@@ -15,15 +15,8 @@ Expected<void> eltwise_f32(uint8_t op, const Dims4& shape, const View4<const flo
   if (auto r = check_view("eltwise: a", a, shape); !r) return r;
   if (auto r = check_view("eltwise: b", b, shape); !r) return r;
   if (auto r = check_out_view("eltwise: out", out, shape); !r) return r;
-  for (uint64_t i0 = 0; i0 < shape[0]; ++i0) {
-    for (uint64_t i1 = 0; i1 < shape[1]; ++i1) {
-      for (uint64_t i2 = 0; i2 < shape[2]; ++i2) {
-        for (uint64_t i3 = 0; i3 < shape[3]; ++i3) {
-          out.at(i0, i1, i2, i3) = eltwise(op, a.at(i0, i1, i2, i3), b.at(i0, i1, i2, i3));
-        }
-      }
-    }
-  }
+  map4(
+      shape, out, [&](float x, float y) { return eltwise(op, x, y); }, a, b);
   return ok();
 }
 
@@ -31,15 +24,8 @@ Expected<void> activation_f32(uint8_t func, float alpha, float beta, const Dims4
                               const View4<const float>& in, const View4<float>& out) {
   if (auto r = check_view("activation: in", in, shape); !r) return r;
   if (auto r = check_out_view("activation: out", out, shape); !r) return r;
-  for (uint64_t i0 = 0; i0 < shape[0]; ++i0) {
-    for (uint64_t i1 = 0; i1 < shape[1]; ++i1) {
-      for (uint64_t i2 = 0; i2 < shape[2]; ++i2) {
-        for (uint64_t i3 = 0; i3 < shape[3]; ++i3) {
-          out.at(i0, i1, i2, i3) = activation(func, in.at(i0, i1, i2, i3), alpha, beta);
-        }
-      }
-    }
-  }
+  map4(
+      shape, out, [&](float x) { return activation(func, x, alpha, beta); }, in);
   return ok();
 }
 

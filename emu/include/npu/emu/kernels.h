@@ -1,7 +1,8 @@
-// The arithmetic of the matrix and vector engines on SRAM tiles. Pure functions: no timing,
-// no threads. The device calls them after checking every operand region of the command lies
-// inside the SRAM (isa::command_regions), so they may trust addresses and shapes of a command
-// that passed isa::validate's structural checks.
+// The data work of the DMA, matrix and vector engines on SRAM tiles, one kernel per data
+// command (the KERNEL column of npu/isa/opcodes.def). Pure functions: no timing, no threads.
+// The device calls them after checking every operand region of the command lies inside the
+// SRAM and translating its DRAM operand (isa::command_regions), so they may trust addresses
+// and shapes of a command that passed isa::validate's structural checks.
 #pragma once
 
 #include <atomic>
@@ -12,12 +13,18 @@
 
 namespace npu::emu {
 
-/// Executes CONV2D or MATMUL on `sram`. When `cancel` becomes true (a device reset) the
-/// command stops early, its output partly written.
+/// Executes any data command: `dram` is the host pointer of its DRAM operand after MMU
+/// translation (DMA_LOAD / DMA_STORE; unused by the others). Control commands do nothing.
+/// When `cancel` becomes true (a device reset) the command stops early, its output partly
+/// written.
+void run_command(const npu_cmd& cmd, std::span<std::byte> sram, std::byte* dram,
+                 const std::atomic<bool>* cancel = nullptr);
+
+/// run_command() for CONV2D and MATMUL (other commands are ignored).
 void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram,
                 const std::atomic<bool>* cancel = nullptr);
 
-/// Executes a VECTOR-engine command (ELTWISE .. REDUCE) on `sram`; `cancel` as run_matrix.
+/// run_command() for a VECTOR-engine command, ELTWISE .. REDUCE (others are ignored).
 void run_vector(const npu_cmd& cmd, std::span<std::byte> sram,
                 const std::atomic<bool>* cancel = nullptr);
 

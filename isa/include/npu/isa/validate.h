@@ -10,6 +10,7 @@
 
 #include "npu/expected.h"
 #include "npu/isa/device_config.h"
+#include "npu/isa/opcodes.h"  // opcode_name(), engine_name(), opcode_allows_engine()
 #include "npu/isa/regions.h"
 #include "npu_isa.h"
 
@@ -55,17 +56,8 @@ uint64_t command_features(const npu_cmd& cmd);
 /// The union of command_features() over `cmds`: the header's required_features.
 uint64_t program_features(std::span<const npu_cmd> cmds);
 
-/// True when `opcode` is known and may run on `engine` (END/FENCE: cp; MARKER/NOP: any;
-/// SEM_*: any but cp; DMA_LOAD: dma_in; DMA_STORE: dma_out; CONV2D/MATMUL: matrix; the rest:
-/// vector).
-bool opcode_allows_engine(uint8_t opcode, uint8_t engine);
-
-/// Lowercase name of an opcode ("conv2d") or "unknown".
-const char* opcode_name(uint8_t opcode);
 /// Lowercase name of a DRM_NPU_FAULT_* kind ("none", "parse", "mmu", "sram_range",
 /// "semaphore", "watchdog") or "unknown".
 const char* fault_kind_name(uint32_t kind);
-/// Lowercase name of an engine ("matrix") or "unknown".
-const char* engine_name(uint8_t engine);
 
 }  // namespace npu::isa

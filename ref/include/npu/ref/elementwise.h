@@ -23,16 +23,9 @@ Expected<void> eltwise_int_tensor(uint8_t op, const Dims4& shape, const View4<co
   if (auto r = check_view("eltwise: a", a, shape); !r) return r;
   if (auto r = check_view("eltwise: b", b, shape); !r) return r;
   if (auto r = check_out_view("eltwise: out", out, shape); !r) return r;
-  for (uint64_t i0 = 0; i0 < shape[0]; ++i0) {
-    for (uint64_t i1 = 0; i1 < shape[1]; ++i1) {
-      for (uint64_t i2 = 0; i2 < shape[2]; ++i2) {
-        for (uint64_t i3 = 0; i3 < shape[3]; ++i3) {
-          out.at(i0, i1, i2, i3) = static_cast<T>(
-              eltwise_int(op, a.at(i0, i1, i2, i3), b.at(i0, i1, i2, i3), dtype_of<T>()));
-        }
-      }
-    }
-  }
+  map4(
+      shape, out, [&](T x, T y) { return static_cast<T>(eltwise_int(op, x, y, dtype_of<T>())); }, a,
+      b);
   return ok();
 }
 
@@ -46,16 +39,9 @@ Expected<void> activation_int_tensor(uint8_t func, float alpha, float beta, cons
                                      const View4<const T>& in, const View4<T>& out) {
   if (auto r = check_view("activation: in", in, shape); !r) return r;
   if (auto r = check_out_view("activation: out", out, shape); !r) return r;
-  for (uint64_t i0 = 0; i0 < shape[0]; ++i0) {
-    for (uint64_t i1 = 0; i1 < shape[1]; ++i1) {
-      for (uint64_t i2 = 0; i2 < shape[2]; ++i2) {
-        for (uint64_t i3 = 0; i3 < shape[3]; ++i3) {
-          out.at(i0, i1, i2, i3) = static_cast<T>(
-              activation_int(func, in.at(i0, i1, i2, i3), alpha, beta, dtype_of<T>()));
-        }
-      }
-    }
-  }
+  map4(
+      shape, out,
+      [&](T x) { return static_cast<T>(activation_int(func, x, alpha, beta, dtype_of<T>())); }, in);
   return ok();
 }
 

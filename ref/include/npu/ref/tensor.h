@@ -68,6 +68,21 @@ struct View4 {
   }
 };
 
+/// out[i] = f(in[i]...) for every index i of `dims`, outermost dim first. The views must have
+/// been checked (check_view, check_out_view).
+template <typename TOut, typename F, typename... TIn>
+void map4(const Dims4& dims, const View4<TOut>& out, F&& f, const View4<TIn>&... in) {
+  for (uint64_t i0 = 0; i0 < dims[0]; ++i0) {
+    for (uint64_t i1 = 0; i1 < dims[1]; ++i1) {
+      for (uint64_t i2 = 0; i2 < dims[2]; ++i2) {
+        for (uint64_t i3 = 0; i3 < dims[3]; ++i3) {
+          out.at(i0, i1, i2, i3) = f(in.at(i0, i1, i2, i3)...);
+        }
+      }
+    }
+  }
+}
+
 /// NPU_DTYPE_* of an element type (int8_t, uint8_t, int32_t, float).
 template <typename T>
 constexpr uint8_t dtype_of() {

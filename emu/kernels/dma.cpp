@@ -1,11 +1,13 @@
-// DMA box copies. Rows whose DRAM x stride equals the element size are copied with one
-// memcpy; other rows element by element. Padding is filled with pad_value's low bytes.
-#include "dma.h"
-
+// The DMA engines' data movement: a strided 3-D box between DRAM (already translated by the
+// MMU to a host pointer at dram_addr) and SRAM. Rows whose DRAM x stride equals the element
+// size are copied with one memcpy; other rows element by element. Padding (loads only) is
+// filled with pad_value's low bytes.
 #include <cstdint>
 #include <cstring>
 
-namespace npu::emu {
+#include "ops.h"
+
+namespace npu::emu::kern {
 namespace {
 
 void fill(std::byte* dst, uint64_t elems, uint32_t elem_size, uint32_t value) {
@@ -18,7 +20,7 @@ void fill(std::byte* dst, uint64_t elems, uint32_t elem_size, uint32_t value) {
 
 }  // namespace
 
-void dma_load(const npu_cmd_dma& c, const std::byte* dram, std::span<std::byte> sram) {
+void dma_load(const npu_cmd_dma& c, std::span<std::byte> sram, std::byte* dram) {
   const uint32_t es = c.elem_size;
   const uint64_t px = uint64_t(c.pad_before[0]) + c.size[0] + c.pad_after[0];
   const uint64_t py = uint64_t(c.pad_before[1]) + c.size[1] + c.pad_after[1];
@@ -53,7 +55,7 @@ void dma_load(const npu_cmd_dma& c, const std::byte* dram, std::span<std::byte> 
   }
 }
 
-void dma_store(const npu_cmd_dma& c, std::byte* dram, std::span<const std::byte> sram) {
+void dma_store(const npu_cmd_dma& c, std::span<std::byte> sram, std::byte* dram) {
   const uint32_t es = c.elem_size;
   const bool contiguous_x = c.dram_stride[0] == es;
   const std::byte* base = sram.data() + c.sram_addr;
@@ -71,4 +73,4 @@ void dma_store(const npu_cmd_dma& c, std::byte* dram, std::span<const std::byte>
   }
 }
 
-}  // namespace npu::emu
+}  // namespace npu::emu::kern

@@ -15,6 +15,7 @@
 #include "asm_table.h"  // white-box: the random-command test fills every field the table lists
 #include "npu/isa/asm.h"
 #include "npu/isa/builder.h"
+#include "npu/isa/opcodes.h"
 #include "npu/isa/validate.h"
 
 namespace npu::isa {
@@ -89,10 +90,8 @@ TEST(AsmExamples, EveryExampleValidatesAndRoundTrips) {
     EXPECT_NE(text.find(".equ"), std::string::npos);
     EXPECT_NE(text.find("0x100100000"), std::string::npos);
   }
-  for (uint8_t op = 0; op < 0x40; ++op) {
-    if (asmtab::find_op(op)) {
-      EXPECT_TRUE(opcodes.count(op)) << "no example uses " << opcode_name(op);
-    }
+  for (const OpcodeInfo& op : isa::opcodes()) {
+    EXPECT_TRUE(opcodes.count(op.opcode)) << "no example uses " << op.mnemonic;
   }
 }
 
@@ -390,24 +389,21 @@ TEST(AsmRoundTrip, InvalidCommandsUseRaw) {
 /// built from the table (random field values, allowed engine, defined flags).
 Bytes random_buffer(std::mt19937_64& rng, uint32_t n) {
   std::vector<npu_cmd> cmds(n);
-  std::vector<uint8_t> ops;
-  for (int op = 0; op < 256; ++op) {
-    if (asmtab::find_op(static_cast<uint8_t>(op))) ops.push_back(static_cast<uint8_t>(op));
-  }
+  const auto ops = isa::opcodes();
   for (auto& c : cmds) {
     for (auto& byte : c.bytes) byte = static_cast<uint8_t>(rng());
     if (rng() % 4 == 0) continue;  // pure garbage
     npu_cmd clean;
     std::memset(&clean, 0, sizeof clean);
-    const asmtab::Op* op = asmtab::find_op(ops[rng() % ops.size()]);
-    clean.hdr.opcode = op->opcode;
+    const OpcodeInfo& op = ops[rng() % ops.size()];
+    clean.hdr.opcode = op.opcode;
     do {
       clean.hdr.engine = static_cast<uint8_t>(rng() % NPU_NUM_ENGINES);
-    } while (!(op->engines & (1u << clean.hdr.engine)));
-    for (const auto& f : op->flags) {
+    } while (!op.allows(clean.hdr.engine));
+    for (const auto& f : op.flag_names) {
       if (rng() & 1) clean.hdr.flags |= f.bit;
     }
-    for (const auto& f : op->fields) {
+    for (const auto& f : asmtab::fields_of(op.opcode)) {
       const size_t len = size_t{asmtab::type_size(f.type)} * f.count;
       std::memcpy(clean.bytes + f.offset, c.bytes + f.offset, len);
       if (rng() % 3 == 0) std::memset(clean.bytes + f.offset, 0, len);  // some zero fields
