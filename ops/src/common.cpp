@@ -92,6 +92,16 @@ Expected<std::string> string_attr(const OpCall& c, const char* name, const char*
   return v.get<std::string>();
 }
 
+Expected<float> float_attr(const OpCall& c, const char* name) {
+  const AttrSchema* a = c.schema->attribute(name);
+  return float_attr(c, name, a && a->default_value ? std::stof(*a->default_value) : 0.0f);
+}
+
+Expected<std::string> string_attr(const OpCall& c, const char* name) {
+  const AttrSchema* a = c.schema->attribute(name);
+  return string_attr(c, name, a && a->default_value ? a->default_value->c_str() : "");
+}
+
 Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name) {
   if (!c.attrs.contains(name)) return std::optional<std::vector<int64_t>>{};
   const json& v = c.attrs[name];

@@ -34,9 +34,9 @@ inline constexpr int64_t kDefaultOpset = 17;
 /// a Tile repeat) gives an error instead of an allocation the process cannot survive.
 inline constexpr uint64_t kMaxOutputBytes = uint64_t{1} << 32;
 
-/// One call of an operator: attributes (a JSON object), inputs in ONNX order (nullptr =
-/// omitted optional input), the number of outputs wanted, the model's opset and the output
-/// size limit.
+/// One call of an operator: its registry row, attributes (a JSON object), inputs in ONNX
+/// order (nullptr = omitted optional input), the number of outputs wanted, the model's opset
+/// and the output size limit.
 struct OpCall {
   std::string op;
   const nlohmann::json& attrs;
@@ -44,6 +44,7 @@ struct OpCall {
   size_t num_outputs = 1;
   int64_t opset = kDefaultOpset;
   uint64_t max_output_bytes = kMaxOutputBytes;
+  const OpSchema* schema = nullptr;  // set by run(); never null in an implementation
 };
 
 namespace detail {
@@ -54,12 +55,11 @@ using json = nlohmann::json;
 using Shape = std::vector<int64_t>;
 using HostOutputs = Expected<std::vector<NpyArray>>;
 
-/// The implementations, one per registry row.
-#define NPU_OP(Name, ...) HostOutputs op_##Name(const OpCall& c);
+/// The host implementations the registry's Host column names (several rows may share one).
+#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes) \
+  HostOutputs Host(const OpCall& c);
 #include "npu/ops/operators.def"
 #undef NPU_OP
-/// Defines the implementation of one registry row.
-#define NPU_HOST_OP(Name) HostOutputs op_##Name(const OpCall& c)
 
 // ---- errors, inputs, attributes ----
 
@@ -83,6 +83,9 @@ Expected<int64_t> int_attr(const OpCall& c, const char* name, int64_t def);
 Expected<int64_t> required_int_attr(const OpCall& c, const char* name);
 Expected<float> float_attr(const OpCall& c, const char* name, float def);
 Expected<std::string> string_attr(const OpCall& c, const char* name, const char* def);
+/// The same with the default of the row's attribute schema ("alpha:float=0.01").
+Expected<float> float_attr(const OpCall& c, const char* name);
+Expected<std::string> string_attr(const OpCall& c, const char* name);
 Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name);
 /// axis in [-rank, rank) (or [-rank-1, rank] with `inclusive`) made non-negative.
 Expected<size_t> norm_axis(const OpCall& c, int64_t axis, size_t rank, bool inclusive = false);

@@ -135,33 +135,14 @@ T unary_value(uint8_t func, T x, float alpha, float beta) {
 
 // ---- unary ----
 
-struct Unary {
-  uint8_t func;
-  float alpha = 0;
-  float beta = 0;
-  const char* alpha_name = nullptr;
-  const char* beta_name = nullptr;
-};
-
-/// One NPU_ACT_* function on every element; the dtypes are the registry's (Relu, Abs, Neg and
-/// Sign also take signed integers, the others floats).
-HostOutputs unary(const OpCall& c, Unary u) {
+/// One unary function (an NPU_ACT_* code or a host-only one) on every element; the dtypes are
+/// the registry's (Relu, Abs, Neg and Sign also take signed integers, the others floats).
+HostOutputs map_unary(const OpCall& c, uint8_t func, float alpha = 0, float beta = 0) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  float alpha = u.alpha, beta = u.beta;
-  if (u.alpha_name) {
-    auto a = float_attr(c, u.alpha_name, u.alpha);
-    if (!a) return a.error();
-    alpha = *a;
-  }
-  if (u.beta_name) {
-    auto b = float_attr(c, u.beta_name, u.beta);
-    if (!b) return b.error();
-    beta = *b;
-  }
   return dispatch(c, **x, [&]<typename T>(T) -> HostOutputs {
     NpyArray out = **x;
-    for (T& v : out.view<T>()) v = unary_value<T>(u.func, v, alpha, beta);
+    for (T& v : out.view<T>()) v = unary_value<T>(func, v, alpha, beta);
     return single(std::move(out));
   });
 }
@@ -192,7 +173,7 @@ Expected<NpyArray> binary_values(const OpCall& c, uint8_t op, const NpyArray& a,
 }
 
 /// Add, Sub, Mul, Div and variadic Max, Min, Sum, Mean (inputs folded left to right).
-HostOutputs binary(const OpCall& c, uint8_t op, bool variadic = false, bool mean = false) {
+HostOutputs fold_binary(const OpCall& c, uint8_t op, bool variadic, bool mean) {
   auto a = input(c, 0);
   if (!a) return a.error();
   const size_t n = variadic ? c.inputs.size() : 2;
@@ -211,6 +192,18 @@ HostOutputs binary(const OpCall& c, uint8_t op, bool variadic = false, bool mean
     return single(std::move(acc));
   });
 }
+
+// ---- Softmax, LogSoftmax (ref::softmax_f32) ----
+
+// ---- shape ops ----
+
+NpyArray with_shape(const NpyArray& x, Shape shape) {
+  NpyArray out = x;
+  out.shape = std::move(shape);
+  return out;
+}
+
+}  // namespace
 
 /// Pow: X and Y any numeric dtypes; the result has X's dtype. float32 ^ float32 by
 /// ref::eltwise, other floating cases in double, integer ^ integer exactly with wrapping,
@@ -348,11 +341,10 @@ HostOutputs dropout(const OpCall& c) {
   return outs;
 }
 
-// ---- Softmax, LogSoftmax (ref::softmax_f32) ----
-
 /// opset >= 13: over one axis (default -1); opset < 13: over the input flattened to 2-D at
 /// `axis` (default 1), i.e. over all dims from axis on.
-HostOutputs softmax(const OpCall& c, bool log) {
+HostOutputs softmax(const OpCall& c) {
+  const bool log = c.schema->code == NPU_SOFTMAX_FLAG_LOG;
   auto x = input(c, 0);
   if (!x) return x.error();
   const Shape& s = (*x)->shape;
@@ -394,14 +386,6 @@ HostOutputs softmax(const OpCall& c, bool log) {
     }
   }
   return single(std::move(out));
-}
-
-// ---- shape ops ----
-
-NpyArray with_shape(const NpyArray& x, Shape shape) {
-  NpyArray out = x;
-  out.shape = std::move(shape);
-  return out;
 }
 
 HostOutputs identity(const OpCall& c) {
@@ -483,154 +467,48 @@ HostOutputs transpose(const OpCall& c) {
   return single(std::move(*out));
 }
 
-}  // namespace
-
-NPU_HOST_OP(Relu) {
-  return unary(c, {.func = NPU_ACT_RELU});
+/// The activation family: the row's NPU_ACT_* code with its alpha/beta attributes (defaults
+/// from the row's schema).
+HostOutputs unary(const OpCall& c) {
+  float alpha = 0, beta = 0;
+  if (c.schema->attribute("alpha")) {
+    auto a = float_attr(c, "alpha");
+    if (!a) return a.error();
+    alpha = *a;
+  }
+  if (c.schema->attribute("beta")) {
+    auto b = float_attr(c, "beta");
+    if (!b) return b.error();
+    beta = *b;
+  }
+  return map_unary(c, c.schema->code, alpha, beta);
 }
 
-NPU_HOST_OP(Abs) {
-  return unary(c, {.func = NPU_ACT_ABS});
+HostOutputs sign(const OpCall& c) {
+  return map_unary(c, kActSign);
 }
 
-NPU_HOST_OP(Neg) {
-  return unary(c, {.func = NPU_ACT_NEG});
-}
-
-NPU_HOST_OP(Sign) {
-  return unary(c, {.func = kActSign});
-}
-
-NPU_HOST_OP(Sigmoid) {
-  return unary(c, {.func = NPU_ACT_SIGMOID});
-}
-
-NPU_HOST_OP(Tanh) {
-  return unary(c, {.func = NPU_ACT_TANH});
-}
-
-NPU_HOST_OP(Exp) {
-  return unary(c, {.func = NPU_ACT_EXP});
-}
-
-NPU_HOST_OP(Log) {
-  return unary(c, {.func = NPU_ACT_LOG});
-}
-
-NPU_HOST_OP(Sqrt) {
-  return unary(c, {.func = NPU_ACT_SQRT});
-}
-
-NPU_HOST_OP(Erf) {
-  return unary(c, {.func = NPU_ACT_ERF});
-}
-
-NPU_HOST_OP(Reciprocal) {
-  return unary(c, {.func = NPU_ACT_RECIPROCAL});
-}
-
-NPU_HOST_OP(Softplus) {
-  return unary(c, {.func = NPU_ACT_SOFTPLUS});
-}
-
-NPU_HOST_OP(Gelu) {
-  auto approximate = string_attr(c, "approximate", "none");
+/// Gelu: the erf form (the device's NPU_ACT_GELU) or, with approximate="tanh", the tanh form.
+HostOutputs gelu(const OpCall& c) {
+  auto approximate = string_attr(c, "approximate");
   if (!approximate) return approximate.error();
-  if (*approximate == "none") return unary(c, {.func = NPU_ACT_GELU});
-  if (*approximate == "tanh") return unary(c, {.func = kActGeluTanh});
+  if (*approximate == "none") return map_unary(c, c.schema->code);
+  if (*approximate == "tanh") return map_unary(c, kActGeluTanh);
   return op_error(c, "approximate '" + *approximate + "' is not 'none' or 'tanh'");
 }
 
-NPU_HOST_OP(HardSwish) {
-  return unary(c, {.func = NPU_ACT_HARDSWISH});
+/// Add, Sub, Mul, Div: the row's NPU_ELTWISE_* code with broadcasting.
+HostOutputs binary(const OpCall& c) {
+  return fold_binary(c, c.schema->code, /*variadic=*/false, /*mean=*/false);
 }
 
-NPU_HOST_OP(LeakyRelu) {
-  return unary(c, {.func = NPU_ACT_LEAKY_RELU, .alpha = 0.01f, .alpha_name = "alpha"});
+/// Max, Min, Sum: the row's code folded over every input.
+HostOutputs variadic(const OpCall& c) {
+  return fold_binary(c, c.schema->code, /*variadic=*/true, /*mean=*/false);
 }
 
-NPU_HOST_OP(Elu) {
-  return unary(c, {.func = NPU_ACT_ELU, .alpha = 1.0f, .alpha_name = "alpha"});
-}
-
-NPU_HOST_OP(HardSigmoid) {
-  return unary(c, {.func = NPU_ACT_HARDSIGMOID,
-                   .alpha = 0.2f,
-                   .beta = 0.5f,
-                   .alpha_name = "alpha",
-                   .beta_name = "beta"});
-}
-
-NPU_HOST_OP(Softmax) {
-  return softmax(c, false);
-}
-
-NPU_HOST_OP(LogSoftmax) {
-  return softmax(c, true);
-}
-
-NPU_HOST_OP(Add) {
-  return binary(c, NPU_ELTWISE_ADD);
-}
-
-NPU_HOST_OP(Sub) {
-  return binary(c, NPU_ELTWISE_SUB);
-}
-
-NPU_HOST_OP(Mul) {
-  return binary(c, NPU_ELTWISE_MUL);
-}
-
-NPU_HOST_OP(Div) {
-  return binary(c, NPU_ELTWISE_DIV);
-}
-
-NPU_HOST_OP(Max) {
-  return binary(c, NPU_ELTWISE_MAX, /*variadic=*/true);
-}
-
-NPU_HOST_OP(Min) {
-  return binary(c, NPU_ELTWISE_MIN, /*variadic=*/true);
-}
-
-NPU_HOST_OP(Sum) {
-  return binary(c, NPU_ELTWISE_ADD, /*variadic=*/true);
-}
-
-NPU_HOST_OP(Mean) {
-  return binary(c, NPU_ELTWISE_ADD, /*variadic=*/true, /*mean=*/true);
-}
-
-NPU_HOST_OP(Pow) {
-  return pow_op(c);
-}
-
-NPU_HOST_OP(Clip) {
-  return clip(c);
-}
-
-NPU_HOST_OP(PRelu) {
-  return prelu(c);
-}
-
-NPU_HOST_OP(Reshape) {
-  return reshape(c);
-}
-
-NPU_HOST_OP(Flatten) {
-  return flatten(c);
-}
-
-NPU_HOST_OP(Transpose) {
-  return transpose(c);
-}
-
-NPU_HOST_OP(Identity) {
-  return identity(c);
-}
-
-NPU_HOST_OP(Dropout) {
-  return dropout(c);
+HostOutputs mean(const OpCall& c) {
+  return fold_binary(c, c.schema->code, /*variadic=*/true, /*mean=*/true);
 }
 
 }  // namespace npu::ops::detail

@@ -18,105 +18,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // ---- MatMul, Gemm ----
 
-HostOutputs matmul(const OpCall& c) {
-  auto a = input(c, 0);
-  if (!a) return a.error();
-  auto b = input(c, 1);
-  if (!b) return b.error();
-  NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
-  auto g = matmul_geometry(c, (*a)->shape, (*b)->shape);
-  if (!g) return g.error();
-  NpyArray out = NpyArray::zeros(DType::kFloat32, g->out_shape);
-  if (count(g->out_shape) == 0 || g->k == 0) return single(std::move(out));  // sums of nothing
-  auto av = (*a)->view<float>();
-  auto bv = (*b)->view<float>();
-  auto ov = out.view<float>();
-  const int64_t m = g->m, k = g->k, n = g->n;
-  ref::MatmulShape ms;
-  ms.m = static_cast<uint32_t>(m);
-  ms.k = static_cast<uint32_t>(k);
-  ms.n = static_cast<uint32_t>(n);
-  Expected<void> status = ok();
-  for_each_broadcast(g->batch, g->a_strides, g->b_strides, [&](int64_t o, int64_t i, int64_t j) {
-    if (!status) return;
-    status = ref::matmul_f32(ms, av.subspan(static_cast<size_t>(i * m * k), m * k),
-                             bv.subspan(static_cast<size_t>(j * k * n), k * n), {}, -kInf, kInf,
-                             ov.subspan(static_cast<size_t>(o * m * n), m * n));
-  });
-  if (!status) return op_error(c, status.error().message);
-  return single(std::move(out));
-}
-
-/// Y = alpha * A' B' + beta * C (float32), A' = transA ? A^T : A, B' likewise; C broadcast
-/// unidirectionally to [M, N] and skipped when absent or beta is 0 (as ONNX's reference).
-HostOutputs gemm(const OpCall& c) {
-  auto a = input(c, 0);
-  if (!a) return a.error();
-  auto b = input(c, 1);
-  if (!b) return b.error();
-  const NpyArray* cin = optional_input(c, 2);
-  NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
-  if (cin) NPU_TRY(need_dtype(c, *cin, {DType::kFloat32}, "C"));
-  if ((*a)->shape.size() != 2 || (*b)->shape.size() != 2) {
-    return op_error(c, "A and B must be 2-d, got " + shape_text((*a)->shape) + " and " +
-                           shape_text((*b)->shape));
-  }
-  auto trans_a = int_attr(c, "transA", 0);
-  if (!trans_a) return trans_a.error();
-  auto trans_b = int_attr(c, "transB", 0);
-  if (!trans_b) return trans_b.error();
-  auto alpha = float_attr(c, "alpha", 1.0f);
-  if (!alpha) return alpha.error();
-  auto beta = float_attr(c, "beta", 1.0f);
-  if (!beta) return beta.error();
-  const Shape& sa = (*a)->shape;
-  const Shape& sb = (*b)->shape;
-  const int64_t m = *trans_a ? sa[1] : sa[0], k = *trans_a ? sa[0] : sa[1];
-  const int64_t kb = *trans_b ? sb[1] : sb[0], n = *trans_b ? sb[0] : sb[1];
-  if (k != kb) {
-    return op_error(c, "shapes " + shape_text(sa) + " and " + shape_text(sb) +
-                           " do not match with transA " + std::to_string(*trans_a) + ", transB " +
-                           std::to_string(*trans_b));
-  }
-  for (int64_t d : {m, k, n}) {
-    if (d > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
-  }
-  NpyArray out = NpyArray::zeros(DType::kFloat32, {m, n});
-  auto ov = out.view<float>();
-  if (m > 0 && n > 0 && k > 0) {
-    std::optional<NpyArray> transposed;  // A^T when transA; A itself is used as is
-    if (*trans_a) {
-      auto t = permute(c, **a, {1, 0});
-      if (!t) return t.error();
-      transposed = std::move(*t);
-    }
-    const NpyArray& at = transposed ? *transposed : **a;
-    ref::MatmulShape ms;
-    ms.m = static_cast<uint32_t>(m);
-    ms.k = static_cast<uint32_t>(k);
-    ms.n = static_cast<uint32_t>(n);
-    ms.transpose_b = *trans_b != 0;
-    if (auto r = ref::matmul_f32(ms, at.view<float>(), (*b)->view<float>(), {}, -kInf, kInf, ov);
-        !r) {
-      return op_error(c, r.error().message);
-    }
-  }
-  for (float& v : ov) v *= *alpha;
-  if (cin && *beta != 0.0f) {
-    auto shape = broadcast(c, cin->shape, {m, n});
-    if (!shape) return shape.error();
-    if (*shape != Shape{m, n}) {
-      return op_error(
-          c, "C shape " + shape_text(cin->shape) + " does not broadcast to " + shape_text({m, n}));
-    }
-    auto cv = cin->view<float>();
-    for_each_broadcast(*shape, broadcast_strides(cin->shape, *shape),
-                       broadcast_strides(*shape, *shape),
-                       [&](int64_t o, int64_t i, int64_t) { ov[o] += cv[i] * *beta; });
-  }
-  return single(std::move(out));
-}
-
 // ---- Conv ----
 
 /// Direct float convolution of 3 or more spatial dims (1-d and 2-d use ref::conv2d_f32):
@@ -196,48 +97,11 @@ HostOutputs conv_nd(const OpCall& c, const NpyArray& x, const NpyArray& w, const
   return single(std::move(y));
 }
 
-HostOutputs conv(const OpCall& c) {
-  auto x = input(c, 0);
-  if (!x) return x.error();
-  auto w = input(c, 1);
-  if (!w) return w.error();
-  const NpyArray* bias = optional_input(c, 2);
-  NPU_TRY(need_dtype(c, **w, {DType::kFloat32}, "weights"));
-  if (bias) NPU_TRY(need_dtype(c, *bias, {DType::kFloat32}, "bias"));
-  if ((*x)->shape.size() > 4) return conv_nd(c, **x, **w, bias);
-  auto g = conv_geometry(c, (*x)->shape, (*w)->shape);
-  if (!g) return g.error();
-  if (bias) {
-    NPU_TRY(need_dtype(c, *bias, {DType::kFloat32}, "bias"));
-    if (bias->num_elements() != g->s.out_c) {
-      return op_error(c, "bias shape " + shape_text(bias->shape) + " does not match " +
-                             std::to_string(g->s.out_c) + " output channels");
-    }
-  }
-  NPU_TRY(check_output(c, DType::kFloat32, g->out_shape));
-  if (count(g->out_shape) == 0) return single(NpyArray::zeros(DType::kFloat32, g->out_shape));
-  auto xn = conv_input_nhwc(c, **x, *g);
-  if (!xn) return xn.error();
-  auto wn = conv_weights_ohwi(c, **w, *g);
-  if (!wn) return wn.error();
-  const ref::Conv2dShape& s = g->s;
-  NpyArray y = NpyArray::zeros(DType::kFloat32, {s.batch, s.out_h, s.out_w, s.out_c});
-  if (auto r = ref::conv2d_f32(s, xn->view<float>(), wn->view<float>(),
-                               bias ? bias->view<float>() : std::span<const float>{}, -kInf, kInf,
-                               y.view<float>());
-      !r) {
-    return op_error(c, r.error().message);
-  }
-  auto out = conv_output_nchw(c, y, *g);
-  if (!out) return out.error();
-  return single(std::move(*out));
-}
-
 // ---- pooling ----
 
 /// MaxPool (float32, int8, uint8; num_outputs 2 adds the int64 Indices), AveragePool
 /// (float32), GlobalMaxPool and GlobalAveragePool, any spatial rank.
-HostOutputs pool(const OpCall& c, uint8_t kind, bool global) {
+HostOutputs pool_window(const OpCall& c, uint8_t kind, bool global) {
   auto x = input(c, 0);
   if (!x) return x.error();
   const Shape& xs = (*x)->shape;
@@ -307,74 +171,6 @@ HostOutputs pool(const OpCall& c, uint8_t kind, bool global) {
 }
 
 // ---- BatchNormalization ----
-
-/// y = scale * (x - mean) / sqrt(var + epsilon) + B per channel (axis 1). With training_mode
-/// 1 (opset >= 14) mean and var are the batch's (population variance) and the optional
-/// outputs 2 and 3 are running_mean = mean * momentum + batch_mean * (1 - momentum) and
-/// running_var likewise.
-HostOutputs batch_norm(const OpCall& c) {
-  auto x = input(c, 0);
-  if (!x) return x.error();
-  auto training = int_attr(c, "training_mode", 0);
-  if (!training) return training.error();
-  if ((*training == 0 && c.num_outputs != 1) || c.num_outputs > 3) {
-    return op_error(c, "outputs beyond Y need training_mode 1 (running mean and variance only)");
-  }
-  auto eps = float_attr(c, "epsilon", 1e-5f);
-  if (!eps) return eps.error();
-  auto momentum = float_attr(c, "momentum", 0.9f);
-  if (!momentum) return momentum.error();
-  const Shape& s = (*x)->shape;
-  if (s.size() < 2) return op_error(c, "input must have rank >= 2, got " + shape_text(s));
-  const int64_t channels = s[1];
-  std::span<const float> params[4];  // scale, B, mean, var
-  const char* names[4] = {"scale", "B", "mean", "var"};
-  for (size_t i = 0; i < 4; ++i) {
-    auto p = input(c, i + 1);
-    if (!p) return p.error();
-    NPU_TRY(need_dtype(c, **p, {DType::kFloat32}, names[i]));
-    if ((*p)->num_elements() != channels) {
-      return op_error(c, std::string(names[i]) + " shape " + shape_text((*p)->shape) +
-                             " does not match " + std::to_string(channels) + " channels");
-    }
-    params[i] = (*p)->view<float>();
-  }
-  int64_t inner = 1;
-  for (size_t i = 2; i < s.size(); ++i) inner *= s[i];
-  const auto channel_of = [&](int64_t i) { return static_cast<size_t>((i / inner) % channels); };
-  auto xv = (*x)->view<float>();
-  std::vector<float> mean(params[2].begin(), params[2].end());
-  std::vector<float> var(params[3].begin(), params[3].end());
-  if (*training) {  // batch statistics, accumulated in double
-    std::vector<double> sum(static_cast<size_t>(channels)), sq(static_cast<size_t>(channels));
-    for (int64_t i = 0; i < static_cast<int64_t>(xv.size()); ++i) sum[channel_of(i)] += xv[i];
-    const double per_channel = static_cast<double>(count(s) / std::max<int64_t>(channels, 1));
-    for (size_t ch = 0; ch < mean.size(); ++ch)
-      mean[ch] = static_cast<float>(sum[ch] / per_channel);
-    for (int64_t i = 0; i < static_cast<int64_t>(xv.size()); ++i) {
-      const double d = xv[i] - static_cast<double>(mean[channel_of(i)]);
-      sq[channel_of(i)] += d * d;
-    }
-    for (size_t ch = 0; ch < var.size(); ++ch) var[ch] = static_cast<float>(sq[ch] / per_channel);
-  }
-  NpyArray out = **x;
-  auto ov = out.view<float>();
-  for (int64_t i = 0; i < static_cast<int64_t>(ov.size()); ++i) {
-    const size_t ch = channel_of(i);
-    ov[i] = params[0][ch] * (ov[i] - mean[ch]) / std::sqrt(var[ch] + *eps) + params[1][ch];
-  }
-  std::vector<NpyArray> outs{std::move(out)};
-  for (size_t k = 1; k < c.num_outputs; ++k) {  // running_mean, running_var
-    const std::vector<float>& batch = k == 1 ? mean : var;
-    NpyArray running = NpyArray::zeros(DType::kFloat32, {channels});
-    auto rv = running.view<float>();
-    for (size_t ch = 0; ch < rv.size(); ++ch) {
-      rv[ch] = params[k + 1][ch] * *momentum + batch[ch] * (1.0f - *momentum);
-    }
-    outs.push_back(std::move(running));
-  }
-  return outs;
-}
 
 // ---- Reduce* ----
 
@@ -505,7 +301,7 @@ void reduce_values(Reduce kind, const Shape& in_shape, const Shape& keep_shape,
   }
 }
 
-HostOutputs reduce(const OpCall& c, Reduce kind) {
+HostOutputs reduce_kind(const OpCall& c, Reduce kind) {
   auto x = input(c, 0);
   if (!x) return x.error();
   const Shape& s = (*x)->shape;
@@ -532,76 +328,257 @@ HostOutputs reduce(const OpCall& c, Reduce kind) {
 
 }  // namespace
 
-NPU_HOST_OP(MatMul) {
-  return matmul(c);
+HostOutputs matmul(const OpCall& c) {
+  auto a = input(c, 0);
+  if (!a) return a.error();
+  auto b = input(c, 1);
+  if (!b) return b.error();
+  NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
+  auto g = matmul_geometry(c, (*a)->shape, (*b)->shape);
+  if (!g) return g.error();
+  NpyArray out = NpyArray::zeros(DType::kFloat32, g->out_shape);
+  if (count(g->out_shape) == 0 || g->k == 0) return single(std::move(out));  // sums of nothing
+  auto av = (*a)->view<float>();
+  auto bv = (*b)->view<float>();
+  auto ov = out.view<float>();
+  const int64_t m = g->m, k = g->k, n = g->n;
+  ref::MatmulShape ms;
+  ms.m = static_cast<uint32_t>(m);
+  ms.k = static_cast<uint32_t>(k);
+  ms.n = static_cast<uint32_t>(n);
+  Expected<void> status = ok();
+  for_each_broadcast(g->batch, g->a_strides, g->b_strides, [&](int64_t o, int64_t i, int64_t j) {
+    if (!status) return;
+    status = ref::matmul_f32(ms, av.subspan(static_cast<size_t>(i * m * k), m * k),
+                             bv.subspan(static_cast<size_t>(j * k * n), k * n), {}, -kInf, kInf,
+                             ov.subspan(static_cast<size_t>(o * m * n), m * n));
+  });
+  if (!status) return op_error(c, status.error().message);
+  return single(std::move(out));
 }
 
-NPU_HOST_OP(Gemm) {
-  return gemm(c);
+/// Y = alpha * A' B' + beta * C (float32), A' = transA ? A^T : A, B' likewise; C broadcast
+/// unidirectionally to [M, N] and skipped when absent or beta is 0 (as ONNX's reference).
+HostOutputs gemm(const OpCall& c) {
+  auto a = input(c, 0);
+  if (!a) return a.error();
+  auto b = input(c, 1);
+  if (!b) return b.error();
+  const NpyArray* cin = optional_input(c, 2);
+  NPU_TRY(need_dtype(c, **b, {DType::kFloat32}));
+  if (cin) NPU_TRY(need_dtype(c, *cin, {DType::kFloat32}, "C"));
+  if ((*a)->shape.size() != 2 || (*b)->shape.size() != 2) {
+    return op_error(c, "A and B must be 2-d, got " + shape_text((*a)->shape) + " and " +
+                           shape_text((*b)->shape));
+  }
+  auto trans_a = int_attr(c, "transA", 0);
+  if (!trans_a) return trans_a.error();
+  auto trans_b = int_attr(c, "transB", 0);
+  if (!trans_b) return trans_b.error();
+  auto alpha = float_attr(c, "alpha", 1.0f);
+  if (!alpha) return alpha.error();
+  auto beta = float_attr(c, "beta", 1.0f);
+  if (!beta) return beta.error();
+  const Shape& sa = (*a)->shape;
+  const Shape& sb = (*b)->shape;
+  const int64_t m = *trans_a ? sa[1] : sa[0], k = *trans_a ? sa[0] : sa[1];
+  const int64_t kb = *trans_b ? sb[1] : sb[0], n = *trans_b ? sb[0] : sb[1];
+  if (k != kb) {
+    return op_error(c, "shapes " + shape_text(sa) + " and " + shape_text(sb) +
+                           " do not match with transA " + std::to_string(*trans_a) + ", transB " +
+                           std::to_string(*trans_b));
+  }
+  for (int64_t d : {m, k, n}) {
+    if (d > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
+  }
+  NpyArray out = NpyArray::zeros(DType::kFloat32, {m, n});
+  auto ov = out.view<float>();
+  if (m > 0 && n > 0 && k > 0) {
+    std::optional<NpyArray> transposed;  // A^T when transA; A itself is used as is
+    if (*trans_a) {
+      auto t = permute(c, **a, {1, 0});
+      if (!t) return t.error();
+      transposed = std::move(*t);
+    }
+    const NpyArray& at = transposed ? *transposed : **a;
+    ref::MatmulShape ms;
+    ms.m = static_cast<uint32_t>(m);
+    ms.k = static_cast<uint32_t>(k);
+    ms.n = static_cast<uint32_t>(n);
+    ms.transpose_b = *trans_b != 0;
+    if (auto r = ref::matmul_f32(ms, at.view<float>(), (*b)->view<float>(), {}, -kInf, kInf, ov);
+        !r) {
+      return op_error(c, r.error().message);
+    }
+  }
+  for (float& v : ov) v *= *alpha;
+  if (cin && *beta != 0.0f) {
+    auto shape = broadcast(c, cin->shape, {m, n});
+    if (!shape) return shape.error();
+    if (*shape != Shape{m, n}) {
+      return op_error(
+          c, "C shape " + shape_text(cin->shape) + " does not broadcast to " + shape_text({m, n}));
+    }
+    auto cv = cin->view<float>();
+    for_each_broadcast(*shape, broadcast_strides(cin->shape, *shape),
+                       broadcast_strides(*shape, *shape),
+                       [&](int64_t o, int64_t i, int64_t) { ov[o] += cv[i] * *beta; });
+  }
+  return single(std::move(out));
 }
 
-NPU_HOST_OP(Conv) {
-  return conv(c);
+HostOutputs conv(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  auto w = input(c, 1);
+  if (!w) return w.error();
+  const NpyArray* bias = optional_input(c, 2);
+  NPU_TRY(need_dtype(c, **w, {DType::kFloat32}, "weights"));
+  if (bias) NPU_TRY(need_dtype(c, *bias, {DType::kFloat32}, "bias"));
+  if ((*x)->shape.size() > 4) return conv_nd(c, **x, **w, bias);
+  auto g = conv_geometry(c, (*x)->shape, (*w)->shape);
+  if (!g) return g.error();
+  if (bias) {
+    NPU_TRY(need_dtype(c, *bias, {DType::kFloat32}, "bias"));
+    if (bias->num_elements() != g->s.out_c) {
+      return op_error(c, "bias shape " + shape_text(bias->shape) + " does not match " +
+                             std::to_string(g->s.out_c) + " output channels");
+    }
+  }
+  NPU_TRY(check_output(c, DType::kFloat32, g->out_shape));
+  if (count(g->out_shape) == 0) return single(NpyArray::zeros(DType::kFloat32, g->out_shape));
+  auto xn = conv_input_nhwc(c, **x, *g);
+  if (!xn) return xn.error();
+  auto wn = conv_weights_ohwi(c, **w, *g);
+  if (!wn) return wn.error();
+  const ref::Conv2dShape& s = g->s;
+  NpyArray y = NpyArray::zeros(DType::kFloat32, {s.batch, s.out_h, s.out_w, s.out_c});
+  if (auto r = ref::conv2d_f32(s, xn->view<float>(), wn->view<float>(),
+                               bias ? bias->view<float>() : std::span<const float>{}, -kInf, kInf,
+                               y.view<float>());
+      !r) {
+    return op_error(c, r.error().message);
+  }
+  auto out = conv_output_nchw(c, y, *g);
+  if (!out) return out.error();
+  return single(std::move(*out));
 }
 
-NPU_HOST_OP(MaxPool) {
-  return pool(c, NPU_POOL_MAX, false);
+/// y = scale * (x - mean) / sqrt(var + epsilon) + B per channel (axis 1). With training_mode
+/// 1 (opset >= 14) mean and var are the batch's (population variance) and the optional
+/// outputs 2 and 3 are running_mean = mean * momentum + batch_mean * (1 - momentum) and
+/// running_var likewise.
+HostOutputs batch_norm(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  auto training = int_attr(c, "training_mode", 0);
+  if (!training) return training.error();
+  if ((*training == 0 && c.num_outputs != 1) || c.num_outputs > 3) {
+    return op_error(c, "outputs beyond Y need training_mode 1 (running mean and variance only)");
+  }
+  auto eps = float_attr(c, "epsilon", 1e-5f);
+  if (!eps) return eps.error();
+  auto momentum = float_attr(c, "momentum", 0.9f);
+  if (!momentum) return momentum.error();
+  const Shape& s = (*x)->shape;
+  if (s.size() < 2) return op_error(c, "input must have rank >= 2, got " + shape_text(s));
+  const int64_t channels = s[1];
+  std::span<const float> params[4];  // scale, B, mean, var
+  const char* names[4] = {"scale", "B", "mean", "var"};
+  for (size_t i = 0; i < 4; ++i) {
+    auto p = input(c, i + 1);
+    if (!p) return p.error();
+    NPU_TRY(need_dtype(c, **p, {DType::kFloat32}, names[i]));
+    if ((*p)->num_elements() != channels) {
+      return op_error(c, std::string(names[i]) + " shape " + shape_text((*p)->shape) +
+                             " does not match " + std::to_string(channels) + " channels");
+    }
+    params[i] = (*p)->view<float>();
+  }
+  int64_t inner = 1;
+  for (size_t i = 2; i < s.size(); ++i) inner *= s[i];
+  const auto channel_of = [&](int64_t i) { return static_cast<size_t>((i / inner) % channels); };
+  auto xv = (*x)->view<float>();
+  std::vector<float> mean(params[2].begin(), params[2].end());
+  std::vector<float> var(params[3].begin(), params[3].end());
+  if (*training) {  // batch statistics, accumulated in double
+    std::vector<double> sum(static_cast<size_t>(channels)), sq(static_cast<size_t>(channels));
+    for (int64_t i = 0; i < static_cast<int64_t>(xv.size()); ++i) sum[channel_of(i)] += xv[i];
+    const double per_channel = static_cast<double>(count(s) / std::max<int64_t>(channels, 1));
+    for (size_t ch = 0; ch < mean.size(); ++ch)
+      mean[ch] = static_cast<float>(sum[ch] / per_channel);
+    for (int64_t i = 0; i < static_cast<int64_t>(xv.size()); ++i) {
+      const double d = xv[i] - static_cast<double>(mean[channel_of(i)]);
+      sq[channel_of(i)] += d * d;
+    }
+    for (size_t ch = 0; ch < var.size(); ++ch) var[ch] = static_cast<float>(sq[ch] / per_channel);
+  }
+  NpyArray out = **x;
+  auto ov = out.view<float>();
+  for (int64_t i = 0; i < static_cast<int64_t>(ov.size()); ++i) {
+    const size_t ch = channel_of(i);
+    ov[i] = params[0][ch] * (ov[i] - mean[ch]) / std::sqrt(var[ch] + *eps) + params[1][ch];
+  }
+  std::vector<NpyArray> outs{std::move(out)};
+  for (size_t k = 1; k < c.num_outputs; ++k) {  // running_mean, running_var
+    const std::vector<float>& batch = k == 1 ? mean : var;
+    NpyArray running = NpyArray::zeros(DType::kFloat32, {channels});
+    auto rv = running.view<float>();
+    for (size_t ch = 0; ch < rv.size(); ++ch) {
+      rv[ch] = params[k + 1][ch] * *momentum + batch[ch] * (1.0f - *momentum);
+    }
+    outs.push_back(std::move(running));
+  }
+  return outs;
 }
 
-NPU_HOST_OP(AveragePool) {
-  return pool(c, NPU_POOL_AVG, false);
+/// MaxPool, AveragePool: the row's NPU_POOL_* kind over windows.
+HostOutputs pool(const OpCall& c) {
+  return pool_window(c, c.schema->code, /*global=*/false);
 }
 
-NPU_HOST_OP(GlobalMaxPool) {
-  return pool(c, NPU_POOL_MAX, true);
+HostOutputs global_pool(const OpCall& c) {
+  return pool_window(c, c.schema->code, /*global=*/true);
 }
 
-NPU_HOST_OP(GlobalAveragePool) {
-  return pool(c, NPU_POOL_AVG, true);
+/// ReduceSum/Mean/Max/Min: the row's NPU_REDUCE_* kind.
+HostOutputs reduce(const OpCall& c) {
+  switch (c.schema->code) {
+    case NPU_REDUCE_SUM:
+      return reduce_kind(c, Reduce::kSum);
+    case NPU_REDUCE_MEAN:
+      return reduce_kind(c, Reduce::kMean);
+    case NPU_REDUCE_MAX:
+      return reduce_kind(c, Reduce::kMax);
+    case NPU_REDUCE_MIN:
+      return reduce_kind(c, Reduce::kMin);
+    default:
+      return op_error(c, "no reduction for code " + std::to_string(c.schema->code));
+  }
 }
 
-NPU_HOST_OP(BatchNormalization) {
-  return batch_norm(c);
+HostOutputs reduce_prod(const OpCall& c) {
+  return reduce_kind(c, Reduce::kProd);
 }
 
-NPU_HOST_OP(ReduceSum) {
-  return reduce(c, Reduce::kSum);
+HostOutputs reduce_sum_square(const OpCall& c) {
+  return reduce_kind(c, Reduce::kSumSquare);
 }
 
-NPU_HOST_OP(ReduceMean) {
-  return reduce(c, Reduce::kMean);
+HostOutputs reduce_l1(const OpCall& c) {
+  return reduce_kind(c, Reduce::kL1);
 }
 
-NPU_HOST_OP(ReduceMax) {
-  return reduce(c, Reduce::kMax);
+HostOutputs reduce_l2(const OpCall& c) {
+  return reduce_kind(c, Reduce::kL2);
 }
 
-NPU_HOST_OP(ReduceMin) {
-  return reduce(c, Reduce::kMin);
+HostOutputs reduce_log_sum(const OpCall& c) {
+  return reduce_kind(c, Reduce::kLogSum);
 }
 
-NPU_HOST_OP(ReduceProd) {
-  return reduce(c, Reduce::kProd);
-}
-
-NPU_HOST_OP(ReduceSumSquare) {
-  return reduce(c, Reduce::kSumSquare);
-}
-
-NPU_HOST_OP(ReduceL1) {
-  return reduce(c, Reduce::kL1);
-}
-
-NPU_HOST_OP(ReduceL2) {
-  return reduce(c, Reduce::kL2);
-}
-
-NPU_HOST_OP(ReduceLogSum) {
-  return reduce(c, Reduce::kLogSum);
-}
-
-NPU_HOST_OP(ReduceLogSumExp) {
-  return reduce(c, Reduce::kLogSumExp);
+HostOutputs reduce_log_sum_exp(const OpCall& c) {
+  return reduce_kind(c, Reduce::kLogSumExp);
 }
 
 }  // namespace npu::ops::detail

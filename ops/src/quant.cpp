@@ -150,6 +150,104 @@ Expected<AxisQuant> axis_quant(const OpCall& c, const NpyArray& x, const NpyArra
   return a;
 }
 
+// ---- ConvInteger, QLinearConv ----
+
+/// Runs ref::conv2d_int on ONNX-layout x and w (int8/uint8 each) into `out_dtype`.
+HostOutputs int_conv(const OpCall& c, const NpyArray& x, const NpyArray& w, const ConvGeometry& g,
+                     std::span<const npu_chan_qparams> chan, const ref::IntOutput& o,
+                     DType out_dtype) {
+  if (count(g.out_shape) == 0) return single(NpyArray::zeros(out_dtype, g.out_shape));
+  auto xn = conv_input_nhwc(c, x, g);
+  if (!xn) return xn.error();
+  auto wn = conv_weights_ohwi(c, w, g);
+  if (!wn) return wn.error();
+  const ref::Conv2dShape& s = g.s;
+  NpyArray y = NpyArray::zeros(out_dtype, {s.batch, s.out_h, s.out_w, s.out_c});
+  auto r = with_int_types(c, x, "input", w, "weights", out_dtype,
+                          [&]<typename TX, typename TW, typename TO>(TX, TW, TO) -> HostOutputs {
+                            if (auto e = ref::conv2d_int<TX, TW, TO>(
+                                    s, xn->view<TX>(), wn->view<TW>(), chan, o, y.view<TO>());
+                                !e) {
+                              return op_error(c, e.error().message);
+                            }
+                            return std::vector<NpyArray>{};
+                          });
+  if (!r) return r.error();
+  auto out = conv_output_nchw(c, y, g);
+  if (!out) return out.error();
+  return single(std::move(*out));
+}
+
+/// The output dtype and zero point of a QLinear op: y_zero_point's, else the input's type.
+Expected<std::pair<DType, int32_t>> qlinear_output(const OpCall& c, const NpyArray* y_zp,
+                                                   DType input_dtype) {
+  const DType t = y_zp ? y_zp->dtype : input_dtype;
+  if (t != DType::kInt8 && t != DType::kUint8) {
+    return op_error(
+        c, std::string("y_zero_point dtype ") + format::dtype_name(t) + " is not supported");
+  }
+  auto zp = scalar_value<int32_t>(c, y_zp, t, "y_zero_point", 0);
+  if (!zp) return zp.error();
+  return std::pair{t, *zp};
+}
+
+ref::IntOutput int_output(int32_t in_zp, DType out_dtype, int32_t out_zp) {
+  ref::IntOutput o;
+  o.in_zp = in_zp;
+  o.out_zp = out_zp;
+  o.clamp_min = out_dtype == DType::kInt8 ? -128 : 0;
+  o.clamp_max = out_dtype == DType::kInt8 ? 127 : 255;
+  return o;
+}
+
+// ---- MatMulInteger, QLinearMatMul ----
+
+/// Batched ref::matmul_int, one row at a time: a_zp has m entries (per row), chan n entries
+/// (per column) or m * n (per row and column).
+HostOutputs int_matmul(const OpCall& c, const NpyArray& a, const NpyArray& b,
+                       const MatmulGeometry& g, const std::vector<int32_t>& a_zp,
+                       const std::vector<npu_chan_qparams>& chan, const ref::IntOutput& o,
+                       DType out_dtype) {
+  NpyArray out = NpyArray::zeros(out_dtype, g.out_shape);
+  const int64_t m = g.m, k = g.k, n = g.n;
+  ref::MatmulShape ms;
+  ms.m = 1;
+  ms.k = static_cast<uint32_t>(k);
+  ms.n = static_cast<uint32_t>(n);
+  const bool per_row_chan = static_cast<int64_t>(chan.size()) != n;
+  auto r = with_int_types(
+      c, a, "A", b, "B", out_dtype,
+      [&]<typename TA, typename TB, typename TO>(TA, TB, TO) -> HostOutputs {
+        auto ov = out.view<TO>();
+        if (k == 0) {  // sums of nothing: 0 requantized is the output zero point
+          for (TO& v : ov) v = static_cast<TO>(o.out_zp);
+          return std::vector<NpyArray>{};
+        }
+        auto av = a.view<TA>();
+        auto bv = b.view<TB>();
+        Expected<void> status = ok();
+        for_each_broadcast(
+            g.batch, g.a_strides, g.b_strides, [&](int64_t bo, int64_t ia, int64_t ib) {
+              for (int64_t row = 0; row < m && status; ++row) {
+                ref::IntOutput ro = o;
+                ro.in_zp = a_zp[static_cast<size_t>(row)];
+                const auto cs = std::span<const npu_chan_qparams>(chan).subspan(
+                    per_row_chan ? static_cast<size_t>(row * n) : 0, static_cast<size_t>(n));
+                status = ref::matmul_int<TA, TB, TO>(
+                    ms, av.subspan(static_cast<size_t>((ia * m + row) * k), k),
+                    bv.subspan(static_cast<size_t>(ib * k * n), k * n), cs, ro,
+                    ov.subspan(static_cast<size_t>((bo * m + row) * n), n));
+              }
+            });
+        if (!status) return op_error(c, status.error().message);
+        return std::vector<NpyArray>{};
+      });
+  if (!r) return r.error();
+  return single(std::move(out));
+}
+
+}  // namespace
+
 /// y = saturate(rint(x / scale) + zp); x float32 (or int32, converted), y uint8 unless the
 /// zero point says int8.
 HostOutputs quantize_linear(const OpCall& c) {
@@ -203,34 +301,6 @@ HostOutputs dequantize_linear(const OpCall& c) {
   });
 }
 
-// ---- ConvInteger, QLinearConv ----
-
-/// Runs ref::conv2d_int on ONNX-layout x and w (int8/uint8 each) into `out_dtype`.
-HostOutputs int_conv(const OpCall& c, const NpyArray& x, const NpyArray& w, const ConvGeometry& g,
-                     std::span<const npu_chan_qparams> chan, const ref::IntOutput& o,
-                     DType out_dtype) {
-  if (count(g.out_shape) == 0) return single(NpyArray::zeros(out_dtype, g.out_shape));
-  auto xn = conv_input_nhwc(c, x, g);
-  if (!xn) return xn.error();
-  auto wn = conv_weights_ohwi(c, w, g);
-  if (!wn) return wn.error();
-  const ref::Conv2dShape& s = g.s;
-  NpyArray y = NpyArray::zeros(out_dtype, {s.batch, s.out_h, s.out_w, s.out_c});
-  auto r = with_int_types(c, x, "input", w, "weights", out_dtype,
-                          [&]<typename TX, typename TW, typename TO>(TX, TW, TO) -> HostOutputs {
-                            if (auto e = ref::conv2d_int<TX, TW, TO>(
-                                    s, xn->view<TX>(), wn->view<TW>(), chan, o, y.view<TO>());
-                                !e) {
-                              return op_error(c, e.error().message);
-                            }
-                            return std::vector<NpyArray>{};
-                          });
-  if (!r) return r.error();
-  auto out = conv_output_nchw(c, y, g);
-  if (!out) return out.error();
-  return single(std::move(*out));
-}
-
 /// ConvInteger(x, w, x_zero_point?, w_zero_point?) -> int32: scalar x zero point, scalar or
 /// per-output-channel w zero point.
 HostOutputs conv_integer(const OpCall& c) {
@@ -250,28 +320,6 @@ HostOutputs conv_integer(const OpCall& c) {
   ref::IntOutput o;
   o.in_zp = *x_zp;
   return int_conv(c, **x, **w, *g, chan, o, DType::kInt32);
-}
-
-/// The output dtype and zero point of a QLinear op: y_zero_point's, else the input's type.
-Expected<std::pair<DType, int32_t>> qlinear_output(const OpCall& c, const NpyArray* y_zp,
-                                                   DType input_dtype) {
-  const DType t = y_zp ? y_zp->dtype : input_dtype;
-  if (t != DType::kInt8 && t != DType::kUint8) {
-    return op_error(
-        c, std::string("y_zero_point dtype ") + format::dtype_name(t) + " is not supported");
-  }
-  auto zp = scalar_value<int32_t>(c, y_zp, t, "y_zero_point", 0);
-  if (!zp) return zp.error();
-  return std::pair{t, *zp};
-}
-
-ref::IntOutput int_output(int32_t in_zp, DType out_dtype, int32_t out_zp) {
-  ref::IntOutput o;
-  o.in_zp = in_zp;
-  o.out_zp = out_zp;
-  o.clamp_min = out_dtype == DType::kInt8 ? -128 : 0;
-  o.clamp_max = out_dtype == DType::kInt8 ? 127 : 255;
-  return o;
 }
 
 /// QLinearConv(x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, B?): per-tensor x and y,
@@ -310,52 +358,6 @@ HostOutputs qlinear_conv(const OpCall& c) {
     chan[i] = {(*bias)[i], q->multiplier, q->shift, (*w_zp)[i]};
   }
   return int_conv(c, *in[0], *in[3], *g, chan, int_output(*x_zp, y->first, y->second), y->first);
-}
-
-// ---- MatMulInteger, QLinearMatMul ----
-
-/// Batched ref::matmul_int, one row at a time: a_zp has m entries (per row), chan n entries
-/// (per column) or m * n (per row and column).
-HostOutputs int_matmul(const OpCall& c, const NpyArray& a, const NpyArray& b,
-                       const MatmulGeometry& g, const std::vector<int32_t>& a_zp,
-                       const std::vector<npu_chan_qparams>& chan, const ref::IntOutput& o,
-                       DType out_dtype) {
-  NpyArray out = NpyArray::zeros(out_dtype, g.out_shape);
-  const int64_t m = g.m, k = g.k, n = g.n;
-  ref::MatmulShape ms;
-  ms.m = 1;
-  ms.k = static_cast<uint32_t>(k);
-  ms.n = static_cast<uint32_t>(n);
-  const bool per_row_chan = static_cast<int64_t>(chan.size()) != n;
-  auto r = with_int_types(
-      c, a, "A", b, "B", out_dtype,
-      [&]<typename TA, typename TB, typename TO>(TA, TB, TO) -> HostOutputs {
-        auto ov = out.view<TO>();
-        if (k == 0) {  // sums of nothing: 0 requantized is the output zero point
-          for (TO& v : ov) v = static_cast<TO>(o.out_zp);
-          return std::vector<NpyArray>{};
-        }
-        auto av = a.view<TA>();
-        auto bv = b.view<TB>();
-        Expected<void> status = ok();
-        for_each_broadcast(
-            g.batch, g.a_strides, g.b_strides, [&](int64_t bo, int64_t ia, int64_t ib) {
-              for (int64_t row = 0; row < m && status; ++row) {
-                ref::IntOutput ro = o;
-                ro.in_zp = a_zp[static_cast<size_t>(row)];
-                const auto cs = std::span<const npu_chan_qparams>(chan).subspan(
-                    per_row_chan ? static_cast<size_t>(row * n) : 0, static_cast<size_t>(n));
-                status = ref::matmul_int<TA, TB, TO>(
-                    ms, av.subspan(static_cast<size_t>((ia * m + row) * k), k),
-                    bv.subspan(static_cast<size_t>(ib * k * n), k * n), cs, ro,
-                    ov.subspan(static_cast<size_t>((bo * m + row) * n), n));
-              }
-            });
-        if (!status) return op_error(c, status.error().message);
-        return std::vector<NpyArray>{};
-      });
-  if (!r) return r.error();
-  return single(std::move(out));
 }
 
 /// MatMulInteger(A, B, a_zero_point?, b_zero_point?) -> int32; a_zero_point per tensor or per
@@ -416,32 +418,6 @@ HostOutputs qlinear_matmul(const OpCall& c) {
   }
   return int_matmul(c, *in[0], *in[3], *g, *a_zp, chan, int_output(0, y->first, y->second),
                     y->first);
-}
-
-}  // namespace
-
-NPU_HOST_OP(QuantizeLinear) {
-  return quantize_linear(c);
-}
-
-NPU_HOST_OP(DequantizeLinear) {
-  return dequantize_linear(c);
-}
-
-NPU_HOST_OP(ConvInteger) {
-  return conv_integer(c);
-}
-
-NPU_HOST_OP(QLinearConv) {
-  return qlinear_conv(c);
-}
-
-NPU_HOST_OP(MatMulInteger) {
-  return matmul_integer(c);
-}
-
-NPU_HOST_OP(QLinearMatMul) {
-  return qlinear_matmul(c);
 }
 
 }  // namespace npu::ops::detail

@@ -48,6 +48,10 @@ std::vector<AttrSchema> parse_attributes(std::string_view op, std::string_view t
       a.required = true;
       entry.remove_suffix(1);
     }
+    if (const size_t eq = entry.find('='); eq != std::string_view::npos) {
+      a.default_value = std::string(entry.substr(eq + 1));
+      entry = entry.substr(0, eq);
+    }
     const size_t colon = entry.find(':');
     const auto type =
         colon == std::string_view::npos ? std::nullopt : attr_type(entry.substr(colon + 1));
@@ -69,9 +73,9 @@ std::vector<OpSchema> build_registry() {
   constexpr ShapeRule Same = ShapeRule::kSame, Broadcast = ShapeRule::kBroadcast,
                       Compare = ShapeRule::kCompare, Impl = ShapeRule::kImpl;
   std::vector<OpSchema> ops;
-#define NPU_OP(Name, Since, Until, Types, Shape, Device, Attributes) \
-  ops.push_back(OpSchema{#Name, Since, Until, Types, Shape, #Device, \
-                         parse_attributes(#Name, Attributes), &detail::op_##Name});
+#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes)  \
+  ops.push_back(OpSchema{#Name, Since, Until, Types, Shape, #Device, Code, #Host, \
+                         parse_attributes(#Name, Attributes), &detail::Host});
 #include "npu/ops/operators.def"
 #undef NPU_OP
   (void)Same, (void)Broadcast, (void)Compare, (void)Impl;
@@ -129,6 +133,15 @@ const AttrSchema* OpSchema::attribute(std::string_view attr) const {
     if (a.name == attr) return &a;
   }
   return nullptr;
+}
+
+double AttrSchema::number_default() const {
+  return default_value ? std::strtod(default_value->c_str(), nullptr) : 0.0;
+}
+
+double OpSchema::number_default(std::string_view attr) const {
+  const AttrSchema* a = attribute(attr);
+  return a ? a->number_default() : 0.0;
 }
 
 std::span<const OpSchema> registry() {

@@ -121,7 +121,7 @@ Expected<std::vector<format::NpyArray>> run_checked(const OpSchema& s, const jso
     legacy_inputs[1] = &**legacy_b;
     inputs = legacy_inputs;
   }
-  const OpCall call{op, attrs, inputs, num_outputs, *opset, options.max_output_bytes};
+  const OpCall call{op, attrs, inputs, num_outputs, *opset, options.max_output_bytes, &s};
   auto out = s.host(call);
   if (!out) return out;
   for (const format::NpyArray& a : *out) {  // shape and data must agree before anyone copies
@@ -190,7 +190,7 @@ Expected<std::vector<format::NpyArray>> run_on_type(std::string_view op_type,
   // Shape and Size read only `shape` and `dtype`: the stand-in has no data.
   format::NpyArray type_only{dtype, {shape.begin(), shape.end()}, {}};
   const format::NpyArray* inputs[] = {&type_only};
-  const OpCall call{std::string(op_type), *attrs, inputs, 1, *opset, kMaxOutputBytes};
+  const OpCall call{std::string(op_type), *attrs, inputs, 1, *opset, kMaxOutputBytes, s};
   return s->host(call);
 }
 

@@ -256,6 +256,208 @@ Expected<std::pair<NpyArray, NpyArray>> broadcast_pair(const OpCall& c) {
 
 // ---- ops ----
 
+/// Split's chunk sizes along an axis of size `dim`.
+Expected<Shape> split_sizes(const OpCall& c, int64_t dim) {
+  auto split = ints_arg(c, 1, "split");
+  if (!split) return split.error();
+  const auto n = static_cast<int64_t>(c.num_outputs);
+  if (*split) {
+    int64_t sum = 0;
+    for (int64_t s : **split) {
+      if (s < 0) return op_error(c, "split " + shape_text(**split) + " has a negative size");
+      sum += std::min(s, dim + 1);
+    }
+    if ((*split)->size() != c.num_outputs || sum != dim) {
+      return op_error(c, "split " + shape_text(**split) + " does not cut " + std::to_string(dim) +
+                             " into " + std::to_string(n) + " outputs");
+    }
+    return std::move(**split);
+  }
+  auto parts = int_attr(c, "num_outputs", n);
+  if (!parts) return parts.error();
+  if (n <= 0) return op_error(c, "the node has no outputs");
+  if (*parts != n) {
+    return op_error(c, "num_outputs " + std::to_string(*parts) + " but the node has " +
+                           std::to_string(n) + " outputs");
+  }
+  const int64_t chunk = dim / n + (dim % n != 0 ? 1 : 0);
+  const int64_t last = dim - chunk * (n - 1);
+  if (dim % n != 0 && (c.opset < 18 || last < 0)) {
+    return op_error(c, "axis of size " + std::to_string(dim) + " does not split into " +
+                           std::to_string(n) + " equal parts");
+  }
+  Shape sizes(static_cast<size_t>(n), chunk);
+  sizes.back() = last;
+  return sizes;
+}
+
+/// The identity map of every axis of `s` (remap's maps for "no change").
+std::vector<Shape> identity_maps(const Shape& s) {
+  std::vector<Shape> maps(s.size());
+  for (size_t d = 0; d < s.size(); ++d) {
+    for (int64_t i = 0; i < s[d]; ++i) maps[d].push_back(i);
+  }
+  return maps;
+}
+
+/// Slice's source indices along one axis of size `dim` (ONNX clamping rules).
+Shape slice_map(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (dim == 0) return {};
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  int64_t count = 0;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    if (end > start) count = (end - start - 1) / step + 1;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    const uint64_t mag = uint64_t{0} - static_cast<uint64_t>(step);  // |step|, also for INT64_MIN
+    if (start > end) count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) + 1;
+  }
+  Shape map(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) map[i] = start + i * step;  // |i * step| < dim here
+  return map;
+}
+
+/// Pad's padding value as one element of `t`: input 2 (opset >= 11), attribute value, or 0.
+Expected<NpyArray> pad_value(const OpCall& c, DType t) {
+  if (const NpyArray* v = optional_input(c, 2)) {
+    if (v->num_elements() != 1) return op_error(c, "constant_value must have one element");
+    return convert_to(c, NpyArray{v->dtype, {}, v->data}, t);
+  }
+  const json* a = find_attr(c, "value");
+  if (a && !a->is_number()) return op_error(c, "attribute value is not a number");
+  const double value = a ? a->get<double>() : 0.0;
+  return convert_to(c, NpyArray::of<double>({}, std::vector<double>{value}), t);
+}
+
+/// Pad's source index for output position j - begin along an axis of size dim, or -1.
+int64_t pad_source(const std::string& mode, int64_t j, int64_t dim) {
+  if (j >= 0 && j < dim) return j;
+  if (mode == "constant") return -1;
+  if (mode == "edge") return std::clamp<int64_t>(j, 0, dim - 1);
+  if (mode == "wrap") return (j % dim + dim) % dim;
+  if (dim == 1) return 0;  // reflect
+  const int64_t period = 2 * (dim - 1);
+  const int64_t m = (j % period + period) % period;
+  return m < dim ? m : period - m;
+}
+
+/// Range over T: ceil((limit - start) / delta) elements start + i * delta.
+template <typename T>
+Expected<NpyArray> range_of(const OpCall& c, T start, T limit, T delta) {
+  if (delta == T{0}) return op_error(c, "delta is 0");
+  int64_t n = 0;
+  if constexpr (std::is_floating_point_v<T>) {
+    const double count = std::ceil((static_cast<double>(limit) - start) / delta);
+    if (std::isnan(count) || count > 1e15)
+      return op_error(c, "the number of elements is not finite");
+    n = count > 0 ? static_cast<int64_t>(count) : 0;
+  } else {
+    // In uint64 so that limit - start cannot overflow; |delta| as uint64 also for INT64_MIN.
+    const auto s = static_cast<int64_t>(start), l = static_cast<int64_t>(limit);
+    const auto d = static_cast<int64_t>(delta);
+    const uint64_t mag = d > 0 ? static_cast<uint64_t>(d) : uint64_t{0} - static_cast<uint64_t>(d);
+    if ((d > 0 && l > s) || (d < 0 && l < s)) {
+      const uint64_t diff = d > 0 ? static_cast<uint64_t>(l) - static_cast<uint64_t>(s)
+                                  : static_cast<uint64_t>(s) - static_cast<uint64_t>(l);
+      const uint64_t count = (diff - 1) / mag + 1;
+      if (count > (uint64_t{1} << 40))
+        return op_error(c, "range of " + std::to_string(count) + " elements is too large");
+      n = static_cast<int64_t>(count);
+    }
+  }
+  auto out = alloc_output(c, format::dtype_of<T>(), {n});
+  if (!out) return out;
+  auto ov = out->template view<T>();
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      ov[i] = start + static_cast<T>(i) * delta;
+    } else {  // wraps in uint64, exact since every value lies between start and limit
+      ov[i] = static_cast<T>(
+          static_cast<int64_t>(static_cast<uint64_t>(int64_t{start}) +
+                               static_cast<uint64_t>(i) * static_cast<uint64_t>(int64_t{delta})));
+    }
+  }
+  return out;
+}
+
+/// The one-element tensor of a TENSOR attribute {"dtype", "dims", "values"}.
+Expected<NpyArray> tensor_attr(const OpCall& c, const json& a) {
+  const auto field = [&a](const char* key) {
+    return a.is_object() && a.contains(key) ? a.at(key) : json();
+  };
+  const json t = field("dtype");
+  const auto dtype = t.is_string() ? format::dtype_from_name(t.get<std::string>()) : std::nullopt;
+  if (!dtype) return op_error(c, "attribute value is not a tensor of a known dtype");
+  const auto dims = field("dims").is_null() ? Shape{} : ints_of(field("dims"));
+  if (!dims) return op_error(c, "attribute value has dims that are not a list of ints");
+  auto out = alloc_output(c, *dtype, *dims);
+  if (!out) return out;
+  const json values = field("values");
+  if (!values.is_array() || values.size() != static_cast<size_t>(out->num_elements())) {
+    return op_error(c,
+                    "attribute value does not have one value per element of " + shape_text(*dims));
+  }
+  bool good = true;
+  const auto known = dispatch_with_bool(c, *dtype, [&]<typename T>(T) -> Expected<void> {
+    auto ov = out->template view<T>();
+    for (size_t i = 0; i < ov.size() && good; ++i) {
+      const auto v = json_value<T>(values[i]);
+      good = v.has_value();
+      if (good) ov[i] = *v;
+    }
+    return ok();
+  });
+  if (!known || !good) {
+    return op_error(
+        c, std::string("attribute value has a value that is not ") + format::dtype_name(*dtype));
+  }
+  return out;
+}
+
+/// Which dtypes a bool-valued binary op takes.
+enum class Takes { kAny, kNumbers, kBools };
+
+/// A broadcasting comparison or logical op with a bool result: `fn` on every element pair.
+template <typename Fn>
+HostOutputs bool_binary(const OpCall& c, Takes takes, Fn fn) {
+  auto pair = broadcast_pair(c);
+  if (!pair) return pair.error();
+  const NpyArray& a = pair->first;
+  const NpyArray& b = pair->second;
+  NpyArray out = NpyArray::zeros(DType::kBool, a.shape);
+  auto ov = out.view<bool>();
+  const auto compare = [&]<typename T>(T) -> Expected<void> {
+    auto av = a.view<T>();
+    auto bv = b.view<T>();
+    for (size_t i = 0; i < ov.size(); ++i) ov[i] = fn(av[i], bv[i]);
+    return ok();
+  };
+  // dispatch() rejects bool, as the numeric comparisons do.
+  NPU_TRY(takes == Takes::kNumbers ? dispatch(c, a, compare)
+                                   : dispatch_with_bool(c, a.dtype, compare));
+  return single(std::move(out));
+}
+
+/// Floor, Ceil, Round (float32, float64).
+template <typename Fn>
+HostOutputs rounding(const OpCall& c, Fn fn) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  NpyArray out = **x;
+  return dispatch(c, out, [&]<typename T>(T) -> HostOutputs {
+    if constexpr (std::is_floating_point_v<T>) {
+      for (T& v : out.view<T>()) v = fn(v);
+    }
+    return single(std::move(out));
+  });
+}
+
+}  // namespace
+
 HostOutputs concat(const OpCall& c) {
   if (c.inputs.empty()) return op_error(c, "needs at least one input");
   std::vector<const NpyArray*> xs;
@@ -297,41 +499,6 @@ HostOutputs concat(const OpCall& c) {
     }
   }
   return std::vector<NpyArray>{std::move(*out)};
-}
-
-/// Split's chunk sizes along an axis of size `dim`.
-Expected<Shape> split_sizes(const OpCall& c, int64_t dim) {
-  auto split = ints_arg(c, 1, "split");
-  if (!split) return split.error();
-  const auto n = static_cast<int64_t>(c.num_outputs);
-  if (*split) {
-    int64_t sum = 0;
-    for (int64_t s : **split) {
-      if (s < 0) return op_error(c, "split " + shape_text(**split) + " has a negative size");
-      sum += std::min(s, dim + 1);
-    }
-    if ((*split)->size() != c.num_outputs || sum != dim) {
-      return op_error(c, "split " + shape_text(**split) + " does not cut " + std::to_string(dim) +
-                             " into " + std::to_string(n) + " outputs");
-    }
-    return std::move(**split);
-  }
-  auto parts = int_attr(c, "num_outputs", n);
-  if (!parts) return parts.error();
-  if (n <= 0) return op_error(c, "the node has no outputs");
-  if (*parts != n) {
-    return op_error(c, "num_outputs " + std::to_string(*parts) + " but the node has " +
-                           std::to_string(n) + " outputs");
-  }
-  const int64_t chunk = dim / n + (dim % n != 0 ? 1 : 0);
-  const int64_t last = dim - chunk * (n - 1);
-  if (dim % n != 0 && (c.opset < 18 || last < 0)) {
-    return op_error(c, "axis of size " + std::to_string(dim) + " does not split into " +
-                           std::to_string(n) + " equal parts");
-  }
-  Shape sizes(static_cast<size_t>(n), chunk);
-  sizes.back() = last;
-  return sizes;
 }
 
 HostOutputs split(const OpCall& c) {
@@ -399,36 +566,6 @@ HostOutputs gather(const OpCall& c) {
   return std::vector<NpyArray>{std::move(*out)};
 }
 
-/// The identity map of every axis of `s` (remap's maps for "no change").
-std::vector<Shape> identity_maps(const Shape& s) {
-  std::vector<Shape> maps(s.size());
-  for (size_t d = 0; d < s.size(); ++d) {
-    for (int64_t i = 0; i < s[d]; ++i) maps[d].push_back(i);
-  }
-  return maps;
-}
-
-/// Slice's source indices along one axis of size `dim` (ONNX clamping rules).
-Shape slice_map(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  if (dim == 0) return {};
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  int64_t count = 0;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    if (end > start) count = (end - start - 1) / step + 1;
-  } else {
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-    const uint64_t mag = uint64_t{0} - static_cast<uint64_t>(step);  // |step|, also for INT64_MIN
-    if (start > end) count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) + 1;
-  }
-  Shape map(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) map[i] = start + i * step;  // |i * step| < dim here
-  return map;
-}
-
 HostOutputs slice(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
@@ -458,30 +595,6 @@ HostOutputs slice(const OpCall& c) {
     maps[a] = slice_map(s[a], (*starts)[i], (*ends)[i], step_list[i]);
   }
   return one(remap(c, **x, s, maps));
-}
-
-/// Pad's padding value as one element of `t`: input 2 (opset >= 11), attribute value, or 0.
-Expected<NpyArray> pad_value(const OpCall& c, DType t) {
-  if (const NpyArray* v = optional_input(c, 2)) {
-    if (v->num_elements() != 1) return op_error(c, "constant_value must have one element");
-    return convert_to(c, NpyArray{v->dtype, {}, v->data}, t);
-  }
-  const json* a = find_attr(c, "value");
-  if (a && !a->is_number()) return op_error(c, "attribute value is not a number");
-  const double value = a ? a->get<double>() : 0.0;
-  return convert_to(c, NpyArray::of<double>({}, std::vector<double>{value}), t);
-}
-
-/// Pad's source index for output position j - begin along an axis of size dim, or -1.
-int64_t pad_source(const std::string& mode, int64_t j, int64_t dim) {
-  if (j >= 0 && j < dim) return j;
-  if (mode == "constant") return -1;
-  if (mode == "edge") return std::clamp<int64_t>(j, 0, dim - 1);
-  if (mode == "wrap") return (j % dim + dim) % dim;
-  if (dim == 1) return 0;  // reflect
-  const int64_t period = 2 * (dim - 1);
-  const int64_t m = (j % period + period) % period;
-  return m < dim ? m : period - m;
 }
 
 HostOutputs pad(const OpCall& c) {
@@ -658,45 +771,6 @@ HostOutputs size_op(const OpCall& c) {
   return std::vector<NpyArray>{NpyArray::of<int64_t>({}, Shape{(*x)->num_elements()})};
 }
 
-/// Range over T: ceil((limit - start) / delta) elements start + i * delta.
-template <typename T>
-Expected<NpyArray> range_of(const OpCall& c, T start, T limit, T delta) {
-  if (delta == T{0}) return op_error(c, "delta is 0");
-  int64_t n = 0;
-  if constexpr (std::is_floating_point_v<T>) {
-    const double count = std::ceil((static_cast<double>(limit) - start) / delta);
-    if (std::isnan(count) || count > 1e15)
-      return op_error(c, "the number of elements is not finite");
-    n = count > 0 ? static_cast<int64_t>(count) : 0;
-  } else {
-    // In uint64 so that limit - start cannot overflow; |delta| as uint64 also for INT64_MIN.
-    const auto s = static_cast<int64_t>(start), l = static_cast<int64_t>(limit);
-    const auto d = static_cast<int64_t>(delta);
-    const uint64_t mag = d > 0 ? static_cast<uint64_t>(d) : uint64_t{0} - static_cast<uint64_t>(d);
-    if ((d > 0 && l > s) || (d < 0 && l < s)) {
-      const uint64_t diff = d > 0 ? static_cast<uint64_t>(l) - static_cast<uint64_t>(s)
-                                  : static_cast<uint64_t>(s) - static_cast<uint64_t>(l);
-      const uint64_t count = (diff - 1) / mag + 1;
-      if (count > (uint64_t{1} << 40))
-        return op_error(c, "range of " + std::to_string(count) + " elements is too large");
-      n = static_cast<int64_t>(count);
-    }
-  }
-  auto out = alloc_output(c, format::dtype_of<T>(), {n});
-  if (!out) return out;
-  auto ov = out->template view<T>();
-  for (int64_t i = 0; i < n; ++i) {
-    if constexpr (std::is_floating_point_v<T>) {
-      ov[i] = start + static_cast<T>(i) * delta;
-    } else {  // wraps in uint64, exact since every value lies between start and limit
-      ov[i] = static_cast<T>(
-          static_cast<int64_t>(static_cast<uint64_t>(int64_t{start}) +
-                               static_cast<uint64_t>(i) * static_cast<uint64_t>(int64_t{delta})));
-    }
-  }
-  return out;
-}
-
 HostOutputs range(const OpCall& c) {
   const NpyArray* args[3];
   for (size_t i = 0; i < 3; ++i) {
@@ -716,40 +790,6 @@ HostOutputs range(const OpCall& c) {
       return op_error(c, "unreachable");  // the registry admits no other dtype
     }
   }));
-}
-
-/// The one-element tensor of a TENSOR attribute {"dtype", "dims", "values"}.
-Expected<NpyArray> tensor_attr(const OpCall& c, const json& a) {
-  const auto field = [&a](const char* key) {
-    return a.is_object() && a.contains(key) ? a.at(key) : json();
-  };
-  const json t = field("dtype");
-  const auto dtype = t.is_string() ? format::dtype_from_name(t.get<std::string>()) : std::nullopt;
-  if (!dtype) return op_error(c, "attribute value is not a tensor of a known dtype");
-  const auto dims = field("dims").is_null() ? Shape{} : ints_of(field("dims"));
-  if (!dims) return op_error(c, "attribute value has dims that are not a list of ints");
-  auto out = alloc_output(c, *dtype, *dims);
-  if (!out) return out;
-  const json values = field("values");
-  if (!values.is_array() || values.size() != static_cast<size_t>(out->num_elements())) {
-    return op_error(c,
-                    "attribute value does not have one value per element of " + shape_text(*dims));
-  }
-  bool good = true;
-  const auto known = dispatch_with_bool(c, *dtype, [&]<typename T>(T) -> Expected<void> {
-    auto ov = out->template view<T>();
-    for (size_t i = 0; i < ov.size() && good; ++i) {
-      const auto v = json_value<T>(values[i]);
-      good = v.has_value();
-      if (good) ov[i] = *v;
-    }
-    return ok();
-  });
-  if (!known || !good) {
-    return op_error(
-        c, std::string("attribute value has a value that is not ") + format::dtype_name(*dtype));
-  }
-  return out;
 }
 
 HostOutputs constant_of_shape(const OpCall& c) {
@@ -796,31 +836,7 @@ HostOutputs where(const OpCall& c) {
   return std::vector<NpyArray>{std::move(*out)};
 }
 
-/// Which dtypes a bool-valued binary op takes.
-enum class Takes { kAny, kNumbers, kBools };
-
-/// A broadcasting comparison or logical op with a bool result: `fn` on every element pair.
-template <typename Fn>
-HostOutputs bool_binary(const OpCall& c, Takes takes, Fn fn) {
-  auto pair = broadcast_pair(c);
-  if (!pair) return pair.error();
-  const NpyArray& a = pair->first;
-  const NpyArray& b = pair->second;
-  NpyArray out = NpyArray::zeros(DType::kBool, a.shape);
-  auto ov = out.view<bool>();
-  const auto compare = [&]<typename T>(T) -> Expected<void> {
-    auto av = a.view<T>();
-    auto bv = b.view<T>();
-    for (size_t i = 0; i < ov.size(); ++i) ov[i] = fn(av[i], bv[i]);
-    return ok();
-  };
-  // dispatch() rejects bool, as the numeric comparisons do.
-  NPU_TRY(takes == Takes::kNumbers ? dispatch(c, a, compare)
-                                   : dispatch_with_bool(c, a.dtype, compare));
-  return single(std::move(out));
-}
-
-HostOutputs not_op(const OpCall& c) {
+HostOutputs logical_not(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
   NpyArray out = **x;
@@ -828,128 +844,48 @@ HostOutputs not_op(const OpCall& c) {
   return std::vector<NpyArray>{std::move(out)};
 }
 
-/// Floor, Ceil, Round (float32, float64).
-template <typename Fn>
-HostOutputs rounding(const OpCall& c, Fn fn) {
-  auto x = input(c, 0);
-  if (!x) return x.error();
-  NpyArray out = **x;
-  return dispatch(c, out, [&]<typename T>(T) -> HostOutputs {
-    if constexpr (std::is_floating_point_v<T>) {
-      for (T& v : out.view<T>()) v = fn(v);
-    }
-    return single(std::move(out));
-  });
-}
-
-}  // namespace
-
-NPU_HOST_OP(Concat) {
-  return concat(c);
-}
-
-NPU_HOST_OP(Split) {
-  return split(c);
-}
-
-NPU_HOST_OP(Gather) {
-  return gather(c);
-}
-
-NPU_HOST_OP(Slice) {
-  return slice(c);
-}
-
-NPU_HOST_OP(Pad) {
-  return pad(c);
-}
-
-NPU_HOST_OP(Tile) {
-  return tile(c);
-}
-
-NPU_HOST_OP(Expand) {
-  return expand(c);
-}
-
-NPU_HOST_OP(Squeeze) {
-  return squeeze(c);
-}
-
-NPU_HOST_OP(Unsqueeze) {
-  return unsqueeze(c);
-}
-
-NPU_HOST_OP(Cast) {
-  return cast(c);
-}
-
-NPU_HOST_OP(Shape) {
-  return shape_op(c);
-}
-
-NPU_HOST_OP(Size) {
-  return size_op(c);
-}
-
-NPU_HOST_OP(Range) {
-  return range(c);
-}
-
-NPU_HOST_OP(ConstantOfShape) {
-  return constant_of_shape(c);
-}
-
-NPU_HOST_OP(Where) {
-  return where(c);
-}
-
-NPU_HOST_OP(Equal) {
+HostOutputs equal(const OpCall& c) {
   return bool_binary(c, Takes::kAny, [](auto a, auto b) { return a == b; });
 }
 
-NPU_HOST_OP(Less) {
+HostOutputs less(const OpCall& c) {
   return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a < b; });
 }
 
-NPU_HOST_OP(LessOrEqual) {
+HostOutputs less_or_equal(const OpCall& c) {
   return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a <= b; });
 }
 
-NPU_HOST_OP(Greater) {
+HostOutputs greater(const OpCall& c) {
   return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a > b; });
 }
 
-NPU_HOST_OP(GreaterOrEqual) {
+HostOutputs greater_or_equal(const OpCall& c) {
   return bool_binary(c, Takes::kNumbers, [](auto a, auto b) { return a >= b; });
 }
 
-NPU_HOST_OP(And) {
+HostOutputs logical_and(const OpCall& c) {
   return bool_binary(c, Takes::kBools, [](auto a, auto b) { return a && b; });
 }
 
-NPU_HOST_OP(Or) {
+HostOutputs logical_or(const OpCall& c) {
   return bool_binary(c, Takes::kBools, [](auto a, auto b) { return a || b; });
 }
 
-NPU_HOST_OP(Xor) {
+HostOutputs logical_xor(const OpCall& c) {
   return bool_binary(c, Takes::kBools, [](auto a, auto b) { return a != b; });
 }
 
-NPU_HOST_OP(Not) {
-  return not_op(c);
-}
-
-NPU_HOST_OP(Floor) {
+HostOutputs floor_op(const OpCall& c) {
   return rounding(c, [](auto v) { return std::floor(v); });
 }
 
-NPU_HOST_OP(Ceil) {
+HostOutputs ceil_op(const OpCall& c) {
   return rounding(c, [](auto v) { return std::ceil(v); });
 }
 
-// Half to even: nearbyint in the default FE_TONEAREST mode (never changed here).
-NPU_HOST_OP(Round) {
+/// Half to even: nearbyint in the default FE_TONEAREST mode (never changed here).
+HostOutputs round_op(const OpCall& c) {
   return rounding(c, [](auto v) { return std::nearbyint(v); });
 }
 

@@ -12,6 +12,7 @@
 
 #include "npu/ops/ops.h"
 #include "npu/ops/registry.h"
+#include "npu_isa.h"
 
 namespace {
 
@@ -50,6 +51,14 @@ TEST(OpRegistry, TableIsWellFormed) {
   EXPECT_EQ(npu::ops::find("Foo"), nullptr);
   EXPECT_EQ(npu::ops::names().size(), npu::ops::registry().size());
   EXPECT_EQ(npu::ops::find("Conv")->device, "Conv");
+  // Code and defaults: what the host implementation and the compiler's lowering both read.
+  EXPECT_EQ(npu::ops::find("LeakyRelu")->code, NPU_ACT_LEAKY_RELU);
+  EXPECT_EQ(npu::ops::find("LeakyRelu")->host_name, "unary");
+  EXPECT_FLOAT_EQ(static_cast<float>(npu::ops::find("LeakyRelu")->number_default("alpha")), 0.01f);
+  EXPECT_FLOAT_EQ(static_cast<float>(npu::ops::find("HardSigmoid")->number_default("beta")), 0.5f);
+  EXPECT_EQ(npu::ops::find("Sum")->code, NPU_ELTWISE_ADD);
+  EXPECT_EQ(npu::ops::find("ReduceMax")->code, NPU_REDUCE_MAX);
+  EXPECT_EQ(npu::ops::find("GlobalAveragePool")->code, NPU_POOL_AVG);
   EXPECT_EQ(npu::ops::find("Tile")->device, "Host");
   EXPECT_EQ(npu::ops::types::Floats.to_string(), "float32, float64");
 }
@@ -95,8 +104,7 @@ TEST(OpRegistry, LegacyBroadcastAxisBeforeOpset7) {
   const NpyArray b = NpyArray::of<float>({3}, std::vector<float>{1, 2, 3});
   auto r = run("Add", R"({"broadcast":1,"axis":1,"_opset":6})", {&a, &b});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ((*r)[0].values<float>(),
-            (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ((*r)[0].values<float>(), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
   EXPECT_THAT(error_of(run("Add", R"({"broadcast":1,"axis":3,"_opset":6})", {&a, &b})),
               HasSubstr("legacy broadcast axis 3 with B of rank 1 does not fit A of rank 3"));
   // From opset 7 on, `axis` is not an attribute of Add.
@@ -167,6 +175,19 @@ TEST(OpRegistry, Float64FunctionsComputeInDouble) {
   auto s = run("Softplus", "{}", {&x});
   ASSERT_TRUE(s);
   EXPECT_DOUBLE_EQ((*s)[0].values<double>()[0], std::log1p(std::exp(1.5)));
+}
+
+TEST(OpRegistry, ActivationDefaultsComeFromTheSchema) {
+  const NpyArray x = NpyArray::of<float>({1}, std::vector<float>{-2.0f});
+  auto leaky = run("LeakyRelu", "{}", {&x});
+  ASSERT_TRUE(leaky);
+  EXPECT_FLOAT_EQ((*leaky)[0].values<float>()[0], -0.02f);
+  auto hs = run("HardSigmoid", "{}", {&x});
+  ASSERT_TRUE(hs);
+  EXPECT_FLOAT_EQ((*hs)[0].values<float>()[0], 0.1f);  // 0.2 * -2 + 0.5
+  auto elu = run("Elu", R"({"alpha":2})", {&x});
+  ASSERT_TRUE(elu);
+  EXPECT_FLOAT_EQ((*elu)[0].values<float>()[0], 2.0f * std::expm1(-2.0f));
 }
 
 TEST(OpRegistry, GeluBothForms) {

@@ -8,6 +8,7 @@
 
 #include "lower/segments.h"
 #include "npu/compiler/onnx_tensor.h"
+#include "npu/ops/registry.h"
 #include "op_attributes.h"
 
 namespace npu::compiler::detail {
@@ -55,13 +56,12 @@ std::vector<HostStep> host_steps(Lowering& L, PackageBuilder& pb, const Node& n)
     act.op_type = n.activation->op_type;
     act.opset = n.opset;
     std::vector<std::string> extra;
+    const ops::OpSchema* s = ops::find(act.op_type);
     if (act.op_type == "Clip") {
       extra = clip_bound_tensors(L, pb, n);
-    } else if (act.op_type == "LeakyRelu" || act.op_type == "Elu") {
-      act.attrs["alpha"] = n.activation->alpha;
-    } else if (act.op_type == "HardSigmoid") {
-      act.attrs["alpha"] = n.activation->alpha;
-      act.attrs["beta"] = n.activation->beta;
+    } else if (s) {  // the parameters the activation's schema has (LeakyRelu, HardSigmoid, ...)
+      if (s->attribute("alpha")) act.attrs["alpha"] = n.activation->alpha;
+      if (s->attribute("beta")) act.attrs["beta"] = n.activation->beta;
     }
     after.push_back({n.name + "/act", act.op_type, op_attributes(act), std::move(extra)});
   }

@@ -50,25 +50,23 @@ Expected<std::vector<int64_t>> ints_n(const Graph& g, ValueId v, size_t n, const
   return values_n<int64_t>(g, v, n, what);
 }
 
-std::optional<Act> act_of(const std::string& op, const Node* n) {
-  auto a = [&](const char* key, float def) { return n ? n->attr_float(key, def) : def; };
-  if (op == "Relu") return Act{NPU_ACT_RELU, 0, 0};
-  if (op == "LeakyRelu") return Act{NPU_ACT_LEAKY_RELU, a("alpha", 0.01f), 0};
-  if (op == "Elu") return Act{NPU_ACT_ELU, a("alpha", 1.0f), 0};
-  if (op == "Sigmoid") return Act{NPU_ACT_SIGMOID, 0, 0};
-  if (op == "Tanh") return Act{NPU_ACT_TANH, 0, 0};
-  if (op == "HardSigmoid") return Act{NPU_ACT_HARDSIGMOID, a("alpha", 0.2f), a("beta", 0.5f)};
-  if (op == "HardSwish") return Act{NPU_ACT_HARDSWISH, 0, 0};
-  if (op == "Softplus") return Act{NPU_ACT_SOFTPLUS, 0, 0};
-  if (op == "Erf") return Act{NPU_ACT_ERF, 0, 0};
-  if (op == "Exp") return Act{NPU_ACT_EXP, 0, 0};
-  if (op == "Log") return Act{NPU_ACT_LOG, 0, 0};
-  if (op == "Sqrt") return Act{NPU_ACT_SQRT, 0, 0};
-  if (op == "Abs") return Act{NPU_ACT_ABS, 0, 0};
-  if (op == "Neg") return Act{NPU_ACT_NEG, 0, 0};
-  if (op == "Reciprocal") return Act{NPU_ACT_RECIPROCAL, 0, 0};
-  if (op == "Clip") return Act{NPU_ACT_CLIP, -codegen::kInf, codegen::kInf};
-  return std::nullopt;
+uint8_t device_code(const Node& n) {
+  const OpInfo* op = find_op(n.op_type);
+  return op ? op->schema->code : 0;
+}
+
+std::optional<Act> act_of(const std::string& op_type, const Node* n) {
+  const OpInfo* op = find_op(op_type);
+  if (!op || op->op_class != OpClass::kActivation) return std::nullopt;
+  const ops::OpSchema& s = *op->schema;
+  if (s.code == NPU_ACT_CLIP) return Act{NPU_ACT_CLIP, -codegen::kInf, codegen::kInf};
+  // alpha/beta where the schema has them, their defaults from the schema.
+  auto param = [&](const char* key) {
+    if (!s.attribute(key)) return 0.0f;
+    const auto def = static_cast<float>(s.number_default(key));
+    return n ? n->attr_float(key, def) : def;
+  };
+  return Act{s.code, param("alpha"), param("beta")};
 }
 
 Expected<void> emit_post(Lowering& L, const std::optional<Act>& post, const TensorDesc& out,

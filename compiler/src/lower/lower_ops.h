@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lower/lowering.h"
+#include "npu/compiler/op_set.h"
 
 namespace npu::compiler::detail {
 
@@ -62,8 +63,11 @@ struct Act {
   float alpha, beta;
 };
 
-/// The device activation of unary op `op` (attributes from `n` if given), or none.
-std::optional<Act> act_of(const std::string& op, const Node* n);
+/// The device activation of unary op `op_type` (its registry row's NPU_ACT_* code; alpha/beta
+/// from `n` if given, else the schema's defaults), or none.
+std::optional<Act> act_of(const std::string& op_type, const Node* n);
+/// The ISA function code of n's registry row (NPU_ELTWISE_*, NPU_POOL_*, NPU_REDUCE_*, ...).
+uint8_t device_code(const Node& n);
 
 /// A fused activation of a float Conv/MatMul: a clamp when it is one (Relu, Clip), else an
 /// ACTIVATION layer on the output in place (`post`, emitted by emit_post).
@@ -82,8 +86,9 @@ Expected<void> fused_activation(const Node& n, Op& op, std::optional<Act>& post)
   }
   post = act_of(f.op_type, nullptr);
   if (!post) return make_error(EINVAL, "fused activation " + f.op_type + " is not supported");
-  if (f.op_type == "LeakyRelu" || f.op_type == "Elu") post->alpha = f.alpha;
-  if (f.op_type == "HardSigmoid") post->alpha = f.alpha, post->beta = f.beta;
+  const ops::OpSchema& s = *find_op(f.op_type)->schema;
+  if (s.attribute("alpha")) post->alpha = f.alpha;
+  if (s.attribute("beta")) post->beta = f.beta;
   return ok();
 }
 

@@ -12,10 +12,6 @@
 namespace npu::compiler::detail {
 
 Expected<void> lower_eltwise(Lowering& L, const Node& n) {
-  static const std::map<std::string, uint8_t> kOps = {
-      {"Add", NPU_ELTWISE_ADD}, {"Sub", NPU_ELTWISE_SUB},    {"Mul", NPU_ELTWISE_MUL},
-      {"Div", NPU_ELTWISE_DIV}, {"Max", NPU_ELTWISE_MAX},    {"Min", NPU_ELTWISE_MIN},
-      {"Pow", NPU_ELTWISE_POW}, {"PRelu", NPU_ELTWISE_PRELU}};
   const ValueId y = n.outputs[0];
   auto yd = L.dims(y);
   if (!yd) return yd.error();
@@ -32,7 +28,7 @@ Expected<void> lower_eltwise(Lowering& L, const Node& n) {
   }
   codegen::EltwiseOp op;
   op.name = n.name;
-  op.op = kOps.at(n.op_type);
+  op.op = device_code(n);
   const DType t = L.g.value(y).dtype;
   auto a = broadcast_view(L, n.input(0), rank, perm, t);
   if (!a) return a.error();
@@ -83,7 +79,7 @@ Expected<void> lower_pool(Lowering& L, const Node& n) {
   codegen::PoolOp op;
   op.name = n.name;
   const bool global = n.op_type.rfind("Global", 0) == 0;
-  op.kind = n.op_type.find("Max") != std::string::npos ? NPU_POOL_MAX : NPU_POOL_AVG;
+  op.kind = device_code(n);
   op.global = global;
   if (!global) {
     auto win = window_of(n, *xd, n.attr_ints("kernel_shape"));
@@ -126,7 +122,7 @@ Expected<void> lower_softmax(Lowering& L, const Node& n) {
   const auto len = static_cast<uint32_t>(dim_product(*xd, static_cast<size_t>(axis), xd->size()));
   codegen::SoftmaxOp op;
   op.name = n.name;
-  op.log = n.op_type == "LogSoftmax";
+  op.log = device_code(n) == NPU_SOFTMAX_FLAG_LOG;
   auto in = L.in_perm(x, identity_perm(xd->size()));
   if (!in) return in.error();
   auto out = L.define_desc(y, identity_perm(xd->size()));
@@ -137,10 +133,6 @@ Expected<void> lower_softmax(Lowering& L, const Node& n) {
 }
 
 Expected<void> lower_reduce(Lowering& L, const Node& n) {
-  static const std::map<std::string, uint8_t> kKinds = {{"ReduceSum", NPU_REDUCE_SUM},
-                                                        {"ReduceMean", NPU_REDUCE_MEAN},
-                                                        {"ReduceMax", NPU_REDUCE_MAX},
-                                                        {"ReduceMin", NPU_REDUCE_MIN}};
   const ValueId x = n.input(0), y = n.outputs[0];
   auto xd = L.dims(x);
   if (!xd) return xd.error();
@@ -166,7 +158,7 @@ Expected<void> lower_reduce(Lowering& L, const Node& n) {
   std::sort(axes.begin(), axes.end());
   codegen::ReduceOp op;
   op.name = n.name;
-  op.kind = kKinds.at(n.op_type);
+  op.kind = device_code(n);
   auto in = L.desc(x, *in_s);
   if (!in) return in.error();
   auto yd = L.dims(y);

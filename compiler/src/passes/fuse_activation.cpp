@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "npu/compiler/pass.h"
+#include "npu/ops/registry.h"
 
 namespace npu::compiler {
 
@@ -16,18 +17,14 @@ std::optional<FusedActivation> as_activation(const Graph& g, const Node& n) {
   if (!n.domain.empty()) return std::nullopt;
   const std::string& op = n.op_type;
   FusedActivation a{op, 0.0f, 0.0f};
-  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish") return a;
-  if (op == "LeakyRelu") {
-    a.alpha = n.attr_float("alpha", 0.01f);
-    return a;
-  }
-  if (op == "Elu") {
-    a.alpha = n.attr_float("alpha", 1.0f);
-    return a;
-  }
-  if (op == "HardSigmoid") {
-    a.alpha = n.attr_float("alpha", 0.2f);
-    a.beta = n.attr_float("beta", 0.5f);
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh" || op == "HardSwish" || op == "LeakyRelu" ||
+      op == "Elu" || op == "HardSigmoid") {
+    // alpha/beta where the operator has them, with the registry's defaults.
+    const ops::OpSchema& s = *ops::find(op);
+    if (s.attribute("alpha"))
+      a.alpha = n.attr_float("alpha", static_cast<float>(s.number_default("alpha")));
+    if (s.attribute("beta"))
+      a.beta = n.attr_float("beta", static_cast<float>(s.number_default("beta")));
     return a;
   }
   if (op == "Clip") {

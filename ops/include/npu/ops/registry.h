@@ -82,6 +82,10 @@ struct AttrSchema {
   std::string name;
   AttrType type = AttrType::kInt;
   bool required = false;
+  std::optional<std::string> default_value;  // "0.01", "none": read by the implementation
+                                             // and the compiler alike
+  /// The default as a number (0 without one).
+  double number_default() const;
 };
 
 struct OpCall;  // one call of a host implementation (private to the library)
@@ -92,12 +96,16 @@ struct OpSchema {
   int64_t since = 1, until = 1;  // model opsets whose semantics the implementation follows
   DTypeSet types;                // accepted element types of input 0
   ShapeRule shape = ShapeRule::kImpl;
-  std::string_view device;  // the compiler's device family ("Host": none)
+  std::string_view device;     // the compiler's device family ("Host": none)
+  uint8_t code = 0;            // the ISA function within the family (NPU_ACT_*, ...; 0: none)
+  std::string_view host_name;  // the Host column (the implementation's name)
   std::vector<AttrSchema> attributes;
   HostFn host = nullptr;
 
-  /// The attribute named `name`, or nullptr.
+  /// The attribute named `attr`, or nullptr.
   const AttrSchema* attribute(std::string_view attr) const;
+  /// The default of attribute `attr` as a number (0 when it has none).
+  double number_default(std::string_view attr) const;
   /// Whether `opset` is in [since, until].
   bool supports_opset(int64_t opset) const { return opset >= since && opset <= until; }
 };
