@@ -511,4 +511,45 @@ HostOutputs mean(const OpCall& c) {
   return fold_binary(c, c.schema->code, /*variadic=*/true, /*mean=*/true);
 }
 
+/// Mod (opset 10): the remainder of A / B with NumPy broadcasting. fmod = 0 (integers only):
+/// the sign of the divisor, as Python's % and numpy.mod; fmod = 1: the sign of the dividend, as
+/// C's fmod (required for floats). An integer remainder by 0 is 0 (NumPy's result); a float one
+/// is NaN.
+HostOutputs mod(const OpCall& c) {
+  auto a = input(c, 0);
+  if (!a) return a.error();
+  auto b = input(c, 1);
+  if (!b) return b.error();
+  NPU_TRY(need_same_dtype(c, **a, **b));
+  auto fmod = int_attr(c, "fmod", static_cast<int64_t>(c.schema->number_default("fmod")));
+  if (!fmod) return fmod.error();
+  const bool is_float = (*a)->dtype == DType::kFloat32 || (*a)->dtype == DType::kFloat64;
+  if (is_float && *fmod == 0) return op_error(c, "fmod must be 1 for floating-point inputs");
+  auto shape = broadcast(c, (*a)->shape, (*b)->shape);
+  if (!shape) return shape.error();
+  auto alloc = alloc_output(c, (*a)->dtype, *shape);
+  if (!alloc) return alloc.error();
+  NpyArray out = std::move(*alloc);
+  const auto sa = broadcast_strides((*a)->shape, *shape);
+  const auto sb = broadcast_strides((*b)->shape, *shape);
+  return dispatch(c, out, [&]<typename T>(T) -> HostOutputs {
+    const auto av = (*a)->view<T>();
+    const auto bv = (*b)->view<T>();
+    auto ov = out.view<T>();
+    for_each_broadcast(*shape, sa, sb, [&](int64_t o, int64_t i, int64_t j) {
+      const T x = av[i], y = bv[j];
+      if constexpr (std::is_floating_point_v<T>) {
+        ov[o] = std::fmod(x, y);
+      } else {
+        // x % y with y == -1 is 0 (and avoids INT_MIN % -1, which C++ leaves undefined).
+        T r = (y == T{0} || (is_negative(y) && y == static_cast<T>(-1))) ? T{0}
+                                                                          : static_cast<T>(x % y);
+        if (*fmod == 0 && r != T{0} && is_negative(r) != is_negative(y)) r = static_cast<T>(r + y);
+        ov[o] = r;
+      }
+    });
+    return single(std::move(out));
+  });
+}
+
 }  // namespace npu::ops::detail

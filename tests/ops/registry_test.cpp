@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <set>
 #include <string>
 #include <vector>
@@ -144,7 +145,8 @@ TEST(OpRegistry, ShapeRulesAgreeWithTheImplementations) {
       ins.push_back(&a);
       types.push_back({a.dtype, a.shape});
     }
-    auto out = run(std::string(s.name), "{}", ins);
+    // Mod on floats needs fmod=1.
+    auto out = run(std::string(s.name), s.attribute("fmod") ? R"({"fmod":1})" : "{}", ins);
     ASSERT_TRUE(out) << out.error().message;
     auto rule = npu::ops::infer_output(s.name, types);
     ASSERT_TRUE(rule) << rule.error().message;
@@ -200,6 +202,34 @@ TEST(OpRegistry, GeluBothForms) {
   EXPECT_NEAR((*tanh)[0].values<float>()[0], 0.8411920f, 1e-6);
   EXPECT_THAT(error_of(run("Gelu", R"({"approximate":"fast"})", {&x})),
               HasSubstr("approximate 'fast' is not 'none' or 'tanh'"));
+}
+
+TEST(OpRegistry, ModBothSignConventions) {
+  // numpy.mod / numpy.fmod of [-4, 7, 5, 4, -7, 8] by [2, -3, 8, -2, 3, 5].
+  const auto i32 = [](std::vector<int32_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return NpyArray::of<int32_t>({n}, v);
+  };
+  const NpyArray x = i32({-4, 7, 5, 4, -7, 8}), y = i32({2, -3, 8, -2, 3, 5});
+  auto m = run("Mod", "{}", {&x, &y});
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ((*m)[0].values<int32_t>(), (std::vector<int32_t>{0, -2, 5, 0, 2, 3}));
+  auto f = run("Mod", R"({"fmod":1})", {&x, &y});
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ((*f)[0].values<int32_t>(), (std::vector<int32_t>{0, 1, 5, 0, -1, 3}));
+  // Broadcast, x mod 0 = 0, INT_MIN mod -1 = 0.
+  const NpyArray big = i32({std::numeric_limits<int32_t>::min(), 5}), d = i32({-1}), z = i32({0});
+  EXPECT_EQ((*run("Mod", "{}", {&big, &d}))[0].values<int32_t>(), (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ((*run("Mod", "{}", {&big, &z}))[0].values<int32_t>(), (std::vector<int32_t>{0, 0}));
+  // Floats need fmod=1 (C's fmod: the dividend's sign).
+  const NpyArray fx = NpyArray::of<float>({2}, std::vector<float>{-4.5f, 7.5f});
+  const NpyArray fy = NpyArray::of<float>({1}, std::vector<float>{2.0f});
+  EXPECT_EQ(error_of(run("Mod", "{}", {&fx, &fy})),
+            "Mod: fmod must be 1 for floating-point inputs");
+  auto ff = run("Mod", R"({"fmod":1})", {&fx, &fy});
+  ASSERT_TRUE(ff);
+  EXPECT_EQ((*ff)[0].values<float>(), (std::vector<float>{-0.5f, 1.5f}));
+  EXPECT_THAT(error_of(run("Mod", "{}", {&x, &fy})), HasSubstr("different dtypes"));
 }
 
 TEST(OpRegistry, IntegerPowWrapsLikeNumPy) {

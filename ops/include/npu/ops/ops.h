@@ -14,7 +14,8 @@
 //   none or tanh), HardSwish, LeakyRelu (alpha), Elu (alpha), HardSigmoid (alpha, beta) (float32
 //   and float64, computed in the input's precision); Add, Sub, Mul, Div (numeric,
 //   integer Div truncates, x / 0 = 0), Max, Min, Sum (numeric, variadic), Mean (float,
-//   variadic), Pow (numeric base and exponent, result in the base's dtype), all with NumPy
+//   variadic), Pow (numeric base and exponent, result in the base's dtype), Mod (numeric;
+//   fmod 0: the divisor's sign, fmod 1: the dividend's, required for floats), all with NumPy
 //   broadcasting; Clip (numeric; min/max inputs 1 and 2, optional, or attributes before
 //   opset 11); PRelu (slope broadcast to X; opset < 7: a [C] slope is per channel);
 // - Softmax, LogSoftmax: opset >= 13 over one axis (default -1); before 13 over the input
