@@ -351,37 +351,8 @@ Expected<MatmulGeometry> matmul_geometry(const OpCall& c, const Shape& a_shape,
 Expected<AutoPad> auto_pad_attr(const OpCall& c) {
   auto s = string_attr(c, "auto_pad", "NOTSET");
   if (!s) return s.error();
-  if (*s == "NOTSET" || s->empty()) return AutoPad::kNotSet;
-  if (*s == "VALID") return AutoPad::kValid;
-  if (*s == "SAME_UPPER") return AutoPad::kSameUpper;
-  if (*s == "SAME_LOWER") return AutoPad::kSameLower;
+  if (auto mode = parse_auto_pad(*s)) return *mode;
   return op_error(c, "attribute auto_pad: unknown value '" + *s + "'");
-}
-
-PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t begin, int64_t end, bool ceil_mode) {
-  const int64_t eff = dilation * (kernel - 1) + 1;
-  PadResult r;
-  if (mode == AutoPad::kSameUpper || mode == AutoPad::kSameLower) {
-    r.out = (in + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>(0, (r.out - 1) * stride + eff - in);
-    const int64_t small = total / 2;
-    r.begin = mode == AutoPad::kSameUpper ? small : total - small;
-    r.end = total - r.begin;
-    return r;
-  }
-  if (mode == AutoPad::kValid) begin = end = 0;
-  r.begin = begin;
-  r.end = end;
-  const int64_t span = in + begin + end - eff;
-  if (span < 0) return r;  // out = 0: the window does not fit
-  r.out = span / stride + 1;
-  if (ceil_mode && span % stride != 0) {
-    r.out += 1;
-    // A window may not start in the end padding (ONNX's reference and PyTorch).
-    if ((r.out - 1) * stride >= in + begin) r.out -= 1;
-  }
-  return r;
 }
 
 Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,

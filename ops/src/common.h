@@ -23,6 +23,7 @@
 #include "npu/expected.h"
 #include "npu/format/npy.h"
 #include "npu/ops/registry.h"
+#include "npu/ops/spatial.h"
 #include "npu/ref/conv.h"
 #include "npu/ref/tensor.h"
 
@@ -225,18 +226,8 @@ Expected<NpyArray> conv_input_nhwc(const OpCall& c, const NpyArray& x, const Con
 Expected<NpyArray> conv_weights_ohwi(const OpCall& c, const NpyArray& w, const ConvGeometry& g);
 Expected<NpyArray> conv_output_nchw(const OpCall& c, const NpyArray& y_nhwc, const ConvGeometry& g);
 
-/// "auto_pad" and explicit "pads" resolved for one spatial dim: output size and the pads
-/// before/after. Shared by convolution and pooling.
-struct PadResult {
-  int64_t out = 0, begin = 0, end = 0;
-};
-enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
+/// The "auto_pad" attribute (npu/ops/spatial.h), or "<op>: attribute auto_pad: unknown value".
 Expected<AutoPad> auto_pad_attr(const OpCall& c);
-/// Floor (or, with ceil_mode, ceil with windows starting in the end padding dropped) of
-/// (in + begin + end - dilation * (kernel - 1) - 1) / stride + 1; SAME_* give ceil(in /
-/// stride) and split the needed padding, the odd one at the end (UPPER) or start (LOWER).
-PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
-                       int64_t begin, int64_t end, bool ceil_mode);
 
 /// Spatial attributes (strides, dilations, pads, kernel_shape) checked against `rank`
 /// (absent: 1s / 0s; pads 2 * rank, begins then ends).

@@ -543,7 +543,7 @@ HostOutputs mod(const OpCall& c) {
       } else {
         // x % y with y == -1 is 0 (and avoids INT_MIN % -1, which C++ leaves undefined).
         T r = (y == T{0} || (is_negative(y) && y == static_cast<T>(-1))) ? T{0}
-                                                                          : static_cast<T>(x % y);
+                                                                         : static_cast<T>(x % y);
         if (*fmod == 0 && r != T{0} && is_negative(r) != is_negative(y)) r = static_cast<T>(r + y);
         ov[o] = r;
       }

@@ -2,6 +2,7 @@
 // family's entry (see lower_ops.h).
 #include "lower/lower_ops.h"
 #include "npu/compiler/op_set.h"
+#include "npu/ops/spatial.h"
 
 #include <algorithm>
 #include <type_traits>
@@ -143,19 +144,13 @@ Expected<Window> window_of(const Node& n, const std::vector<int64_t>& in_dims,
   auto pads = n.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
   if (strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp || kernel.size() != sp)
     return make_error(EINVAL, "kernel/strides/dilations/pads do not match the input rank");
-  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    for (size_t i = 0; i < sp; ++i) {
-      const int64_t in = in_dims[2 + i];
-      const int64_t out = (in + strides[i] - 1) / strides[i];
-      const int64_t total =
-          std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in);
-      const int64_t small = total / 2;
-      pads[i] = auto_pad == "SAME_UPPER" ? small : total - small;
-      pads[sp + i] = total - pads[i];
-    }
-  } else if (auto_pad == "VALID") {
-    std::fill(pads.begin(), pads.end(), 0);
+  const auto mode = ops::parse_auto_pad(n.attr_string("auto_pad", "NOTSET"));
+  if (!mode) return make_error(EINVAL, "auto_pad '" + n.attr_string("auto_pad") + "'");
+  for (size_t i = 0; i < sp; ++i) {  // the operator library's rule (npu/ops/spatial.h)
+    const ops::PadResult r = ops::resolve_pads(*mode, in_dims[2 + i], kernel[i], strides[i], dil[i],
+                                               pads[i], pads[sp + i], false);
+    pads[i] = r.begin;
+    pads[sp + i] = r.end;
   }
   Window w;
   auto u = [](int64_t v) { return static_cast<uint32_t>(v); };

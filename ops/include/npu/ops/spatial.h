@@ -1,0 +1,31 @@
+// Convolution and pooling windows as ONNX defines them: the auto_pad attribute and explicit
+// pads resolved per spatial dim, written once for the operator library's host
+// implementations (Conv, ConvInteger, QLinearConv, the pools) and the compiler's lowering of
+// the same operators to the device. Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace npu::ops {
+
+enum class AutoPad { kNotSet, kValid, kSameUpper, kSameLower };
+
+/// "NOTSET" (or empty), "VALID", "SAME_UPPER", "SAME_LOWER"; nullopt for anything else.
+std::optional<AutoPad> parse_auto_pad(std::string_view text);
+
+/// One spatial dim: the output size and the pads before/after.
+struct PadResult {
+  int64_t out = 0, begin = 0, end = 0;
+};
+
+/// Floor (or, with ceil_mode, ceil with windows starting in the end padding dropped) of
+/// (in + begin + end - dilation * (kernel - 1) - 1) / stride + 1 (0 when the window does not
+/// fit); SAME_* give ceil(in / stride) and split the needed padding, the odd one at the end
+/// (UPPER) or start (LOWER); VALID drops the explicit pads. Preconditions: kernel, stride,
+/// dilation >= 1 (ONNX's checker and the import enforce them).
+PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                       int64_t begin, int64_t end, bool ceil_mode);
+
+}  // namespace npu::ops
