@@ -1,0 +1,25 @@
+// Private: what the tensor operators (tensor.cpp: data movement; convert.cpp: Cast, shapes,
+// comparisons, rounding) share. Errors are "<op>: <what>" (common.h).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "common.h"
+
+namespace npu::ops::detail {
+
+/// memcpy that accepts empty ranges (whose pointers may be null).
+void copy_bytes(std::byte* dst, const std::byte* src, size_t n);
+/// Attribute `name`, or nullptr when absent.
+const json* find_attr(const OpCall& c, const char* name);
+/// The values of an int32/int64 tensor, any rank (`what` names it in errors).
+Expected<Shape> int_values(const OpCall& c, const NpyArray& a, const std::string& what);
+/// A single output, or the error.
+HostOutputs one(Expected<NpyArray> r);
+/// x broadcast to `shape` (which broadcast() accepted).
+Expected<NpyArray> broadcast_to(const OpCall& c, const NpyArray& x, const Shape& shape);
+/// x converted element-wise to `to` with Cast's rules (convert.cpp).
+Expected<NpyArray> convert_to(const OpCall& c, const NpyArray& x, DType to);
+
+}  // namespace npu::ops::detail
