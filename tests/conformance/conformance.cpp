@@ -237,9 +237,7 @@ Outcome run_data_set(const fs::path& dir, const fs::path& set, const ModelIo& io
   std::map<std::string, NpyArray> run_inputs;
   for (auto& [name, array] : inputs) {
     if (param_set.count(name)) {
-      auto t = compiler::from_npy(array, "input '" + name + "'");
-      if (!t) return fail(t.error().message);
-      co.import.constant_inputs.emplace(name, std::move(*t));
+      co.import.constant_inputs.emplace(name, std::move(array));
     } else {
       co.import.input_shapes[name] = array.shape;
       run_inputs.emplace(name, std::move(array));

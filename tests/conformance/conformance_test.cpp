@@ -1,5 +1,5 @@
 // The conformance runner's comparison (ONNX tolerances, NaN, exact integers, shapes and
-// dtypes), its expected-failures list, and read_tensor_pb / to_npy / from_npy of libnpuc.
+// dtypes), its expected-failures list, and read_tensor_pb of libnpuc.
 #include "conformance.h"
 
 #include <gtest/gtest.h>
@@ -146,19 +146,6 @@ TEST_F(TensorPb, UnsupportedTypesAndBadFilesNameTheFile) {
   auto j = compiler::read_tensor_pb(junk);
   ASSERT_FALSE(j);
   EXPECT_EQ(j.error().message.rfind(junk + ": ", 0), 0u) << j.error().message;
-}
-
-TEST(NpyConversions, RoundTripAndRejectTypesOutsideTheIr) {
-  const NpyArray a = NpyArray::of<int32_t>({2, 1}, std::vector<int32_t>{3, -4});
-  auto t = compiler::from_npy(a);
-  ASSERT_TRUE(t) << t.error().message;
-  EXPECT_EQ(t->dtype, compiler::DType::kInt32);
-  EXPECT_EQ(t->dims, (std::vector<int64_t>{2, 1}));
-  EXPECT_EQ(t->to_ints(), (std::vector<int64_t>{3, -4}));
-  EXPECT_EQ(compiler::to_npy(*t), a);
-  auto h = compiler::from_npy(NpyArray::zeros(DType::kFloat16, {1}), "x.npy");
-  ASSERT_FALSE(h);
-  EXPECT_EQ(h.error().message, "x.npy: unsupported element type float16");
 }
 
 }  // namespace
