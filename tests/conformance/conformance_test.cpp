@@ -46,7 +46,7 @@ TEST(Compare, IntegersAndBoolAreExact) {
   EXPECT_EQ(compare(NpyArray::of<int64_t>({2}, V{1, 2}), NpyArray::of<int64_t>({2}, V{1, 2})), "");
   EXPECT_EQ(compare(NpyArray::of<int64_t>({2, 2}, V{1, 2, 3, 5}),
                     NpyArray::of<int64_t>({2, 2}, V{1, 2, 3, 4})),
-            "element 3 [1,1]: got 5, expected 4 (1 of 4 elements differ, max abs diff 1)");
+            "element 3 [1, 1]: got 5, expected 4 (1 of 4 elements differ, max abs diff 1)");
   NpyArray t = NpyArray::of<bool>({2}, std::vector<bool>{true, false});
   NpyArray t2 = t;
   t2.data[0] = std::byte{1};
@@ -56,7 +56,8 @@ TEST(Compare, IntegersAndBoolAreExact) {
 }
 
 TEST(Compare, ShapeAndDtypeMustAgree) {
-  EXPECT_EQ(compare(floats({2, 1}, {1, 2}), floats({1, 2}, {1, 2})), "shape [2,1], expected [1,2]");
+  EXPECT_EQ(compare(floats({2, 1}, {1, 2}), floats({1, 2}, {1, 2})),
+            "shape [2, 1], expected [1, 2]");
   EXPECT_EQ(compare(NpyArray::zeros(DType::kInt32, {2}), NpyArray::zeros(DType::kInt64, {2})),
             "dtype int32, expected int64");
   EXPECT_EQ(compare(floats({}, {1}), floats({1}, {1})), "shape [], expected [1]");
