@@ -30,7 +30,9 @@ namespace npu::compiler {
 using format::DType;
 /// Constant tensors (initializers, Constant nodes, TENSOR attributes, folded values,
 /// rewritten weights) are NpyArrays, the stack's one tensor type, read and built with the
-/// helpers of npu/format/array_values.h.
+/// helpers of npu/format/array_values.h. Values own them through shared_ptr<const NpyArray>,
+/// so a pass that rewrites a weight adds a new array instead of mutating one that another
+/// value (or a copy of the graph) may share.
 using format::NpyArray;
 
 /// "float32", ... (format::dtype_name), or "undefined" for an unknown element type.
