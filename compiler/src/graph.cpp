@@ -16,16 +16,21 @@ Shape make_shape(const std::vector<int64_t>& dims) {
 }
 
 std::string shape_to_string(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i) out += ",";
-    if (s[i].is_static()) {
-      out += std::to_string(s[i].value);
-    } else {
-      out += s[i].symbol.empty() ? "?" : s[i].symbol;
-    }
+  std::vector<format::Dim> dims;
+  dims.reserve(s.size());
+  for (const Dim& d : s) {
+    dims.push_back(d.is_static() ? format::Dim::fixed(d.value)
+                                 : format::Dim::named(d.symbol.empty() ? "?" : d.symbol));
   }
-  return out + "]";
+  return format::shape_text(dims);
+}
+
+const char* dtype_name(std::optional<DType> t) {
+  return t ? format::dtype_name(*t) : "undefined";
+}
+
+size_t dtype_size(std::optional<DType> t) {
+  return t ? format::dtype_size(*t) : 0;
 }
 
 const char* layout_name(Layout l) {
@@ -86,10 +91,10 @@ std::vector<int64_t> Node::attr_ints(const std::string& key,
   return fallback;
 }
 
-const TensorData* Node::attr_tensor(const std::string& key) const {
+const NpyArray* Node::attr_tensor(const std::string& key) const {
   auto it = attrs.find(key);
   if (it == attrs.end()) return nullptr;
-  return std::get_if<TensorData>(&it->second);
+  return std::get_if<NpyArray>(&it->second);
 }
 
 ValueId Graph::add_value(Value v) {
@@ -99,12 +104,12 @@ ValueId Graph::add_value(Value v) {
   return id;
 }
 
-ValueId Graph::add_constant(std::string_view hint, TensorData data) {
+ValueId Graph::add_constant(std::string_view hint, NpyArray data) {
   Value v;
   v.name = unique_name(hint);
   v.dtype = data.dtype;
-  v.shape = make_shape(data.dims);
-  v.constant = std::make_shared<const TensorData>(std::move(data));
+  v.shape = make_shape(data.shape);
+  v.constant = std::make_shared<const NpyArray>(std::move(data));
   return add_value(std::move(v));
 }
 
@@ -130,7 +135,7 @@ void Graph::rename_value(ValueId id, const std::string& new_name) {
   by_name_[new_name] = id;
 }
 
-const TensorData* Graph::constant(ValueId id) const {
+const NpyArray* Graph::constant(ValueId id) const {
   if (id < 0 || static_cast<size_t>(id) >= values_.size()) return nullptr;
   return values_[static_cast<size_t>(id)].constant.get();
 }
@@ -267,10 +272,8 @@ Expected<void> Graph::verify() const {
     const Value& v = values_[id];
     if (!v.constant) continue;
     defined[id] = true;
-    if (!v.constant->well_formed()) {
-      return make_error(EINVAL, "constant '" + v.name + "': data size does not match its dims");
-    }
-    if (auto d = v.static_dims(); d && *d != v.constant->dims) {
+    NPU_TRY(format::check_npy(*v.constant, "constant '" + v.name + "'"));
+    if (auto d = v.static_dims(); d && *d != v.constant->shape) {
       return make_error(EINVAL, "constant '" + v.name + "': shape " + shape_to_string(*v.shape) +
                                     " differs from its data");
     }

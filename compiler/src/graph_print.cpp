@@ -1,10 +1,10 @@
 // Text dump of a Graph: the format --print-after and test failure messages show.
 //
 //   graph "name" opset(ai.onnx)=13
-//     input  %x : float32[N,3,8,8]
-//     const  %w : float32[4,3,3,3]
+//     input  %x : float32[N, 3, 8, 8]
+//     const  %w : float32[4, 3, 3, 3]
 //     %y = Conv(%x, %w, _) {pads=[1,1,1,1]} +Relu @device  # conv1
-//     output %y : float32[N,4,8,8] nhwc
+//     output %y : float32[N, 4, 8, 8] nhwc
 #include <sstream>
 #include <type_traits>
 
@@ -43,8 +43,8 @@ std::string attr_to_string(const AttrValue& a) {
           return os.str();
         } else if constexpr (std::is_same_v<T, std::string>) {
           return "\"" + x + "\"";
-        } else if constexpr (std::is_same_v<T, TensorData>) {
-          return std::string("tensor<") + dtype_name(x.dtype) + join(x.dims) + ">";
+        } else if constexpr (std::is_same_v<T, NpyArray>) {
+          return std::string("tensor<") + dtype_name(x.dtype) + format::shape_text(x.shape) + ">";
         } else {
           return join(x);
         }

@@ -13,12 +13,12 @@ namespace {
 ValueId ints_constant(Graph& g, const Node& n, const std::string& what,
                       const std::vector<int64_t>& v) {
   return g.add_constant(n.name + "_" + what,
-                        TensorData::from_ints(DType::kInt64, {static_cast<int64_t>(v.size())}, v));
+                        NpyArray::of<int64_t>({static_cast<int64_t>(v.size())}, v));
 }
 
 ValueId scalar_constant(Graph& g, const Node& n, const std::string& what, DType dtype, double x) {
-  TensorData t = TensorData::zeros(dtype, {});
-  t.set_double(0, x);
+  NpyArray t = NpyArray::zeros(dtype, {});
+  format::set_number(t, 0, x);
   return g.add_constant(n.name + "_" + what, std::move(t));
 }
 
@@ -40,7 +40,10 @@ Expected<void> upgrade_legacy_forms(Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = g.nodes[i];
     if (!n.domain.empty() || n.inputs.empty()) continue;
-    const DType data_type = n.inputs[0] >= 0 ? g.value(n.inputs[0]).dtype : DType::kFloat32;
+    // An unknown element type (rare: ONNX shape inference types Clip/Pad inputs) gives a
+    // float32 bound, as the operator's default type.
+    const DType data_type =
+        n.inputs[0] >= 0 ? g.value(n.inputs[0]).dtype.value_or(DType::kFloat32) : DType::kFloat32;
     const std::string& op = n.op_type;
     if (op == "Clip" && n.opset < 11) {
       if (n.has_attr("min"))
@@ -71,13 +74,13 @@ Expected<void> upgrade_legacy_forms(Graph& g) {
 void annotate_quantization(Graph& g) {
   // (quantized value, scale, zero point) triples per op, by input/output position.
   auto annotate = [&](ValueId v, ValueId scale, ValueId zp, int64_t axis) {
-    const TensorData* s = g.constant(scale);
+    const NpyArray* s = g.constant(scale);
     if (v < 0 || !s || s->dtype != DType::kFloat32) return;
     QuantInfo q;
-    q.scales = s->to_floats();
+    q.scales = format::to_floats(*s);
     q.axis = axis;
-    if (const TensorData* z = g.constant(zp)) {
-      q.zero_points = z->to_ints();
+    if (const NpyArray* z = g.constant(zp)) {
+      q.zero_points = format::to_ints(*z);
     } else {
       q.zero_points.assign(q.scales.size(), 0);
     }

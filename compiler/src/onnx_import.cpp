@@ -21,10 +21,6 @@ namespace {
 
 using detail::one_line;
 
-std::string dims_to_string(const std::vector<int64_t>& d) {
-  return shape_to_string(make_shape(d));
-}
-
 std::string node_label(const onnx::NodeProto& n) {
   return "node '" + n.name() + "' (" + n.op_type() + ")";
 }
@@ -66,21 +62,26 @@ Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts) {
   for (const auto& [name, data] : opts.constant_inputs) {
     onnx::ValueInfoProto* in = find_input(g, name);
     if (!in) return make_error(EINVAL, "bound input '" + name + "' is not a graph input");
+    if (!detail::accepted_dtype(data.dtype)) {
+      return make_error(ENOTSUP, "input '" + name + "': unsupported element type " +
+                                     format::dtype_name(data.dtype));
+    }
+    NPU_TRY(format::check_npy(data, "input '" + name + "'"));
     const auto& tt = in->type().tensor_type();
-    if (tt.elem_type() != 0 && dtype_from_onnx(tt.elem_type()) != data.dtype) {
+    if (tt.elem_type() != 0 && detail::dtype_from_onnx(tt.elem_type()) != data.dtype) {
       return make_error(EINVAL, "input '" + name + "': bound constant is " +
-                                    dtype_name(data.dtype) + " but the model expects " +
+                                    format::dtype_name(data.dtype) + " but the model expects " +
                                     onnx::TensorProto_DataType_Name(tt.elem_type()));
     }
     if (tt.has_shape()) {
-      bool fits = tt.shape().dim_size() == static_cast<int>(data.dims.size());
+      bool fits = tt.shape().dim_size() == static_cast<int>(data.shape.size());
       for (int i = 0; fits && i < tt.shape().dim_size(); ++i) {
         const auto& d = tt.shape().dim(i);
-        fits = !d.has_dim_value() || d.dim_value() == data.dims[static_cast<size_t>(i)];
+        fits = !d.has_dim_value() || d.dim_value() == data.shape[static_cast<size_t>(i)];
       }
       if (!fits) {
         return make_error(EINVAL, "input '" + name + "': bound constant of shape " +
-                                      dims_to_string(data.dims) + " does not fit the model");
+                                      format::shape_text(data.shape) + " does not fit the model");
       }
     }
     erase_if(g.mutable_initializer(), [&](const onnx::TensorProto& t) { return t.name() == name; });
@@ -102,7 +103,7 @@ Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts) {
     if (shape->dim_size() != static_cast<int>(dims.size())) {
       return make_error(EINVAL, "input '" + name + "': the model has rank " +
                                     std::to_string(shape->dim_size()) + " but the given shape " +
-                                    dims_to_string(dims) + " has rank " +
+                                    format::shape_text(dims) + " has rank " +
                                     std::to_string(dims.size()));
     }
     for (int i = 0; i < shape->dim_size(); ++i) {

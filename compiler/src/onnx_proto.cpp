@@ -26,81 +26,112 @@ std::string one_line(std::string s) {
 }
 
 namespace {
+
+struct OnnxType {
+  int onnx;
+  DType dtype;
+};
+constexpr OnnxType kOnnxTypes[] = {
+    {onnx::TensorProto::FLOAT, DType::kFloat32},  {onnx::TensorProto::UINT8, DType::kUint8},
+    {onnx::TensorProto::INT8, DType::kInt8},      {onnx::TensorProto::INT32, DType::kInt32},
+    {onnx::TensorProto::INT64, DType::kInt64},    {onnx::TensorProto::BOOL, DType::kBool},
+    {onnx::TensorProto::DOUBLE, DType::kFloat64},
+};
+
 template <typename Field>
-void copy_typed(const Field& field, TensorData& t, bool as_double) {
+void copy_typed(const Field& field, NpyArray& t, bool as_double) {
   for (int i = 0; i < field.size(); ++i) {
     if (as_double) {
-      t.set_double(i, static_cast<double>(field.Get(i)));
+      format::set_number(t, i, static_cast<double>(field.Get(i)));
     } else {
-      t.set_int(i, static_cast<int64_t>(field.Get(i)));
+      format::set_int(t, i, static_cast<int64_t>(field.Get(i)));
     }
   }
 }
+
 }  // namespace
 
-Expected<TensorData> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
+std::optional<DType> dtype_from_onnx(int onnx_type) {
+  for (const OnnxType& t : kOnnxTypes) {
+    if (t.onnx == onnx_type) return t.dtype;
+  }
+  return std::nullopt;
+}
+
+int dtype_to_onnx(DType t) {
+  for (const OnnxType& o : kOnnxTypes) {
+    if (o.dtype == t) return o.onnx;
+  }
+  return onnx::TensorProto::UNDEFINED;
+}
+
+Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
   if (p.data_location() == onnx::TensorProto::EXTERNAL || p.external_data_size() > 0) {
     return make_error(ENOTSUP, what +
                                    ": external tensor data is not supported (save the model "
                                    "with all tensors inside the .onnx file)");
   }
   if (p.has_segment()) return make_error(ENOTSUP, what + ": segmented tensors are not supported");
-  TensorData t;
-  t.dtype = dtype_from_onnx(p.data_type());
-  if (t.dtype == DType::kUndefined) {
+  const std::optional<DType> dtype = dtype_from_onnx(p.data_type());
+  if (!dtype) {
     return make_error(ENOTSUP, what + ": unsupported element type " +
                                    onnx::TensorProto_DataType_Name(p.data_type()));
   }
+  std::vector<int64_t> dims;
   for (int64_t d : p.dims()) {
     if (d < 0) return make_error(EINVAL, what + ": negative dim " + std::to_string(d));
-    t.dims.push_back(d);
+    dims.push_back(d);
   }
-  const int64_t count = t.element_count();
+  const int64_t count = format::element_count(dims);
   if (count < 0 || count > (int64_t{1} << 40)) {
     return make_error(EINVAL, what + ": too many elements");
   }
-  const size_t nbytes = static_cast<size_t>(count) * dtype_size(t.dtype);
+  const size_t nbytes = static_cast<size_t>(count) * format::dtype_size(*dtype);
   if (p.has_raw_data()) {
     if (p.raw_data().size() != nbytes) {
       return make_error(EINVAL, what + ": raw_data has " + std::to_string(p.raw_data().size()) +
                                     " bytes, expected " + std::to_string(nbytes));
     }
-    t.bytes.assign(p.raw_data().begin(), p.raw_data().end());
+    NpyArray t = NpyArray::zeros(*dtype, std::move(dims));
+    if (nbytes) std::memcpy(t.data.data(), p.raw_data().data(), nbytes);
+    if (t.dtype == DType::kBool) {  // any nonzero byte is true; the IR keeps bools 0/1
+      for (std::byte& b : t.data) b = std::byte{b != std::byte{0}};
+    }
     return t;
   }
-  t.bytes.assign(nbytes, 0);
-  int64_t have = 0;
-  switch (t.dtype) {
-    case DType::kFloat32:
-      have = p.float_data_size();
-      if (have == count) copy_typed(p.float_data(), t, true);
-      break;
-    case DType::kFloat64:
-      have = p.double_data_size();
-      if (have == count) copy_typed(p.double_data(), t, true);
-      break;
-    case DType::kInt64:
-      have = p.int64_data_size();
-      if (have == count) copy_typed(p.int64_data(), t, false);
-      break;
-    default:  // int32, int8, uint8, bool live in int32_data
-      have = p.int32_data_size();
-      if (have == count) copy_typed(p.int32_data(), t, false);
-      break;
-  }
+  // int32, int8, uint8 and bool live in int32_data.
+  const int64_t have = *dtype == DType::kFloat32   ? p.float_data_size()
+                       : *dtype == DType::kFloat64 ? p.double_data_size()
+                       : *dtype == DType::kInt64   ? p.int64_data_size()
+                                                   : p.int32_data_size();
   if (have != count) {
     return make_error(EINVAL, what + ": has " + std::to_string(have) + " values for " +
                                   std::to_string(count) + " elements");
   }
+  NpyArray t = NpyArray::zeros(*dtype, std::move(dims));
+  switch (t.dtype) {
+    case DType::kFloat32:
+      copy_typed(p.float_data(), t, true);
+      break;
+    case DType::kFloat64:
+      copy_typed(p.double_data(), t, true);
+      break;
+    case DType::kInt64:
+      copy_typed(p.int64_data(), t, false);
+      break;
+    default:
+      copy_typed(p.int32_data(), t, false);
+      break;
+  }
   return t;
 }
 
-onnx::TensorProto tensor_to_proto(const TensorData& t, const std::string& name) {
+onnx::TensorProto tensor_to_proto(const NpyArray& t, const std::string& name) {
   onnx::TensorProto p;
   p.set_name(name);
   p.set_data_type(dtype_to_onnx(t.dtype));
-  for (int64_t d : t.dims) p.add_dims(d);
-  p.set_raw_data(std::string(t.bytes.begin(), t.bytes.end()));
+  for (int64_t d : t.shape) p.add_dims(d);
+  p.set_raw_data(std::string(reinterpret_cast<const char*>(t.data.data()), t.data.size()));
   return p;
 }
 
@@ -111,7 +142,7 @@ Expected<void> type_from_proto(const onnx::TypeProto& type, const std::string& w
   const auto& tt = type.tensor_type();
   if (tt.elem_type() != 0) {
     v.dtype = dtype_from_onnx(tt.elem_type());
-    if (v.dtype == DType::kUndefined) {
+    if (!v.dtype) {
       return make_error(ENOTSUP, what + ": unsupported element type " +
                                      onnx::TensorProto_DataType_Name(tt.elem_type()));
     }
@@ -133,7 +164,7 @@ Expected<void> type_from_proto(const onnx::TypeProto& type, const std::string& w
 onnx::TypeProto type_to_proto(const Value& v) {
   onnx::TypeProto t;
   auto* tt = t.mutable_tensor_type();
-  tt->set_elem_type(dtype_to_onnx(v.dtype));
+  tt->set_elem_type(v.dtype ? dtype_to_onnx(*v.dtype) : onnx::TensorProto::UNDEFINED);
   if (v.shape) {
     auto* shape = tt->mutable_shape();
     for (const Dim& d : *v.shape) {
@@ -217,7 +248,7 @@ onnx::ModelProto export_onnx(const Graph& g) {
     for (ValueId o : n.outputs) p->add_output(o >= 0 ? g.value(o).name : "");
     for (const auto& [key, a] : n.attrs) attr_to_proto(key, a, *p->add_attribute());
     for (ValueId o : n.outputs) {
-      if (o < 0 || g.value(o).dtype == DType::kUndefined || g.is_graph_output(o)) continue;
+      if (o < 0 || !g.value(o).dtype || g.is_graph_output(o)) continue;
       auto* vi = graph->add_value_info();
       vi->set_name(g.value(o).name);
       *vi->mutable_type() = type_to_proto(g.value(o));

@@ -4,6 +4,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <optional>
 #include <string>
 
 #include "npu/compiler/graph.h"
@@ -11,10 +12,22 @@
 
 namespace npu::compiler::detail {
 
-/// An initializer or tensor attribute as TensorData; `what` names it in errors.
-Expected<TensorData> tensor_from_proto(const onnx::TensorProto& t, const std::string& what);
-/// TensorData as a TensorProto (raw_data) named `name`.
-onnx::TensorProto tensor_to_proto(const TensorData& t, const std::string& name);
+/// The element type of an ONNX TensorProto.DataType value, or nullopt when the compiler does
+/// not accept it. This table is the one rule for the IR's element types: float32 (FLOAT),
+/// float64 (DOUBLE), int8, uint8, int32, int64 and bool; float16, bfloat16, string,
+/// complex, ... are refused at import ("unsupported element type FLOAT16").
+std::optional<DType> dtype_from_onnx(int onnx_type);
+/// The TensorProto.DataType of `t`, or 0 (UNDEFINED) when the compiler does not accept it.
+int dtype_to_onnx(DType t);
+/// True for the element types the IR holds (dtype_to_onnx(t) != 0).
+inline bool accepted_dtype(DType t) {
+  return dtype_to_onnx(t) != 0;
+}
+
+/// An initializer or tensor attribute as an NpyArray; `what` names it in errors.
+Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& t, const std::string& what);
+/// An array of an accepted dtype as a TensorProto (raw_data) named `name`.
+onnx::TensorProto tensor_to_proto(const NpyArray& t, const std::string& name);
 /// Element type and shape of a TypeProto (tensor types only; `what` names it in errors).
 Expected<void> type_from_proto(const onnx::TypeProto& type, const std::string& what, Value& v);
 /// A tensor TypeProto of v (shape left out when unknown).

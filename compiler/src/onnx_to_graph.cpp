@@ -41,24 +41,18 @@ Expected<AttrValue> convert_attr(const onnx::AttributeProto& a, const std::strin
 }
 
 // The value of a Constant node.
-Expected<TensorData> constant_value(const onnx::NodeProto& n) {
+Expected<NpyArray> constant_value(const onnx::NodeProto& n) {
   for (const auto& a : n.attribute()) {
     if (a.name() == "value") return tensor_from_proto(a.t(), label(n) + ": value");
-    if (a.name() == "value_float") {
-      const float f = a.f();
-      return TensorData::from_floats({}, std::span<const float>(&f, 1));
-    }
+    if (a.name() == "value_float") return NpyArray::of<float>({}, std::vector<float>{a.f()});
     if (a.name() == "value_floats") {
       std::vector<float> v(a.floats().begin(), a.floats().end());
-      return TensorData::from_floats({static_cast<int64_t>(v.size())}, v);
+      return NpyArray::of<float>({static_cast<int64_t>(v.size())}, v);
     }
-    if (a.name() == "value_int") {
-      const int64_t i = a.i();
-      return TensorData::from_ints(DType::kInt64, {}, std::span<const int64_t>(&i, 1));
-    }
+    if (a.name() == "value_int") return NpyArray::of<int64_t>({}, std::vector<int64_t>{a.i()});
     if (a.name() == "value_ints") {
       std::vector<int64_t> v(a.ints().begin(), a.ints().end());
-      return TensorData::from_ints(DType::kInt64, {static_cast<int64_t>(v.size())}, v);
+      return NpyArray::of<int64_t>({static_cast<int64_t>(v.size())}, v);
     }
     return make_error(ENOTSUP,
                       label(n) + ": constant attribute '" + a.name() + "' is not supported");
@@ -86,8 +80,8 @@ Expected<Graph> build_graph(const onnx::GraphProto& gp,
     Value v;
     v.name = t.name();
     v.dtype = data->dtype;
-    v.shape = make_shape(data->dims);
-    v.constant = std::make_shared<const TensorData>(std::move(*data));
+    v.shape = make_shape(data->shape);
+    v.constant = std::make_shared<const NpyArray>(std::move(*data));
     g.add_value(std::move(v));
     defined.insert(t.name());
   }
@@ -99,7 +93,7 @@ Expected<Graph> build_graph(const onnx::GraphProto& gp,
     Value v;
     v.name = in.name();
     if (auto r = type_from_proto(in.type(), "input '" + in.name() + "'", v); !r) return r.error();
-    if (v.dtype == DType::kUndefined) {
+    if (!v.dtype) {
       return make_error(EINVAL, "input '" + in.name() + "': no element type");
     }
     g.inputs.push_back(g.add_value(std::move(v)));
@@ -132,8 +126,8 @@ Expected<Graph> build_graph(const onnx::GraphProto& gp,
       if (!id) return id.error();
       Value& v = g.value(*id);
       v.dtype = data->dtype;
-      v.shape = make_shape(data->dims);
-      v.constant = std::make_shared<const TensorData>(std::move(*data));
+      v.shape = make_shape(data->shape);
+      v.constant = std::make_shared<const NpyArray>(std::move(*data));
       continue;
     }
     Node node;

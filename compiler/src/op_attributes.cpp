@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <variant>
 
-#include "npu/compiler/onnx_tensor.h"
+#include "npu/format/array_values.h"
 #include "npu/format/dtype.h"
 
 namespace npu::compiler::detail {
@@ -15,14 +15,14 @@ namespace {
 
 using json = nlohmann::json;
 
-json tensor_attr_json(const TensorData& t) {
+json tensor_attr_json(const NpyArray& t) {
   json j;
-  j["dtype"] = format::dtype_name(to_format_dtype(t.dtype).value_or(format::DType::kFloat32));
-  j["dims"] = t.dims;
-  if (dtype_is_integral(t.dtype)) {
-    j["values"] = t.to_ints();
+  j["dtype"] = format::dtype_name(t.dtype);
+  j["dims"] = t.shape;
+  if (format::dtype_is_float(t.dtype)) {
+    j["values"] = format::to_floats(t);
   } else {
-    j["values"] = t.to_floats();
+    j["values"] = format::to_ints(t);
   }
   return j;
 }
@@ -35,7 +35,7 @@ std::string op_attributes(const Node& n) {
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, TensorData>) {
+          if constexpr (std::is_same_v<T, NpyArray>) {
             j[key] = tensor_attr_json(v);
           } else {
             j[key] = v;

@@ -23,8 +23,8 @@ bool is_float_tensor(const Graph& g, ValueId v) {
   return !val.is_constant() && val.dtype == DType::kFloat32 && val.static_dims().has_value();
 }
 
-const TensorData* float_constant(const Graph& g, ValueId v) {
-  const TensorData* t = g.constant(v);
+const NpyArray* float_constant(const Graph& g, ValueId v) {
+  const NpyArray* t = g.constant(v);
   return t && t->dtype == DType::kFloat32 ? t : nullptr;
 }
 
@@ -49,33 +49,33 @@ int64_t quantizable_channels(const Graph& g, const Node& n) {
     if (n.outputs[o] >= 0) return 0;
   }
   const auto xd = *g.value(n.input(0)).static_dims();
-  const TensorData* w = float_constant(g, n.input(1));
+  const NpyArray* w = float_constant(g, n.input(1));
   if (!w) return 0;
   auto bias_ok = [&](size_t slot, int64_t channels) {
     if (n.input(slot) < 0) return true;
-    const TensorData* b = float_constant(g, n.input(slot));
+    const NpyArray* b = float_constant(g, n.input(slot));
     if (!b) return false;
-    const int64_t count = b->element_count();
+    const int64_t count = b->num_elements();
     // A per-channel vector ([C], [1,C]) or a scalar broadcast to every channel.
     if (count == 1) return true;
-    return count == channels && b->dims.back() == channels;
+    return count == channels && b->shape.back() == channels;
   };
   if (n.op_type == "Conv") {
     if (n.inputs.size() > 3 || (xd.size() != 3 && xd.size() != 4)) return 0;
-    if (w->dims.size() != xd.size()) return 0;
-    return bias_ok(2, w->dims[0]) ? w->dims[0] : 0;
+    if (w->shape.size() != xd.size()) return 0;
+    return bias_ok(2, w->shape[0]) ? w->shape[0] : 0;
   }
   if (n.op_type == "Gemm") {
-    if (n.inputs.size() > 3 || xd.size() != 2 || w->dims.size() != 2) return 0;
+    if (n.inputs.size() > 3 || xd.size() != 2 || w->shape.size() != 2) return 0;
     if (n.attr_int("transA", 0) != 0 || n.attr_float("alpha", 1.0f) != 1.0f) return 0;
     if (n.input(2) >= 0 && n.attr_float("beta", 1.0f) != 1.0f) return 0;
-    const int64_t cols = n.attr_int("transB", 0) != 0 ? w->dims[0] : w->dims[1];
+    const int64_t cols = n.attr_int("transB", 0) != 0 ? w->shape[0] : w->shape[1];
     return bias_ok(2, cols) ? cols : 0;
   }
   if (n.op_type == "MatMul") {
     // The third input is the IR's per-column bias (fuse-bias).
-    if (n.inputs.size() > 3 || xd.size() < 2 || w->dims.size() != 2) return 0;
-    return bias_ok(2, w->dims[1]) ? w->dims[1] : 0;
+    if (n.inputs.size() > 3 || xd.size() < 2 || w->shape.size() != 2) return 0;
+    return bias_ok(2, w->shape[1]) ? w->shape[1] : 0;
   }
   return 0;
 }
@@ -95,13 +95,13 @@ bool exact_on_int8(const Graph& g, const Node& n) {
          op == "Unsqueeze" || op == "Transpose" || op == "Identity";
 }
 
-TensorData scalar_f32(float v) {
-  return TensorData::from_floats({}, std::span<const float>(&v, 1));
+NpyArray scalar_f32(float v) {
+  return NpyArray::of<float>({}, std::span<const float>(&v, 1));
 }
 
-TensorData scalar_i8(int32_t v) {
+NpyArray scalar_i8(int32_t v) {
   const int64_t x = v;
-  return TensorData::from_ints(DType::kInt8, {}, std::span<const int64_t>(&x, 1));
+  return format::from_ints(DType::kInt8, {}, std::span<const int64_t>(&x, 1));
 }
 
 /// Symmetric per-channel int8 weights. `w` is [rows, cols] row-major viewed as a matrix whose
@@ -109,13 +109,13 @@ TensorData scalar_i8(int32_t v) {
 /// as `out_dims`, element (r, c) at r * cols + c, or transposed (c * rows + r) when
 /// `transpose` is set.
 struct QuantWeights {
-  TensorData data;
+  NpyArray data;
   std::vector<float> scales;
 };
 
-QuantWeights quantize_weights(const TensorData& w, int64_t rows, int64_t cols, int channel_axis,
+QuantWeights quantize_weights(const NpyArray& w, int64_t rows, int64_t cols, int channel_axis,
                               bool transpose, std::vector<int64_t> out_dims) {
-  const std::vector<float> f = w.to_floats();
+  const std::vector<float> f = format::to_floats(w);
   const int64_t channels = channel_axis == 0 ? rows : cols;
   std::vector<float> amax(static_cast<size_t>(channels), 0.0f);
   for (int64_t r = 0; r < rows; ++r) {
@@ -129,30 +129,30 @@ QuantWeights quantize_weights(const TensorData& w, int64_t rows, int64_t cols, i
   for (size_t c = 0; c < amax.size(); ++c) {
     q.scales[c] = amax[c] > 0.0f && std::isfinite(amax[c]) ? amax[c] / kWeightMax : 1.0f;
   }
-  q.data = TensorData::zeros(DType::kInt8, std::move(out_dims));
-  auto* out = reinterpret_cast<int8_t*>(q.data.bytes.data());
+  q.data = NpyArray::zeros(DType::kInt8, std::move(out_dims));
+  const std::span<int8_t> out = q.data.view<int8_t>();
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
       const float s = q.scales[static_cast<size_t>(channel_axis == 0 ? r : c)];
       const float v = std::nearbyint(f[static_cast<size_t>(r * cols + c)] / s);
       const auto qv = static_cast<int8_t>(std::clamp(v, -kWeightMax, kWeightMax));
-      out[transpose ? c * rows + r : r * cols + c] = qv;
+      out[static_cast<size_t>(transpose ? c * rows + r : r * cols + c)] = qv;
     }
   }
   return q;
 }
 
 /// int32 bias per channel: round(b / (x_scale * w_scale[c])), saturated.
-TensorData quantize_bias(const TensorData* b, float x_scale, const std::vector<float>& w_scales) {
+NpyArray quantize_bias(const NpyArray* b, float x_scale, const std::vector<float>& w_scales) {
   const auto channels = static_cast<int64_t>(w_scales.size());
-  TensorData q = TensorData::zeros(DType::kInt32, {channels});
+  NpyArray q = NpyArray::zeros(DType::kInt32, {channels});
   if (!b) return q;
-  const std::vector<float> f = b->to_floats();
+  const std::vector<float> f = format::to_floats(*b);
   for (int64_t c = 0; c < channels; ++c) {
     const double real = f.size() == 1 ? f[0] : f[static_cast<size_t>(c)];
     const double v = std::nearbyint(real / (double(x_scale) * double(w_scales[size_t(c)])));
     const double lim = std::numeric_limits<int32_t>::max();
-    q.set_int(c, static_cast<int64_t>(std::clamp(v, -lim, lim)));
+    format::set_int(q, c, static_cast<int64_t>(std::clamp(v, -lim, lim)));
   }
   return q;
 }
@@ -303,22 +303,22 @@ class Rewriter {
     if (yr.max < yr.min) yr.max = yr.min;
     const QuantParams yp = activation_qparams(yr);
 
-    const TensorData& w = *g_.constant(n.input(1));
+    const NpyArray& w = *g_.constant(n.input(1));
     const bool conv = n.op_type == "Conv";
     QuantWeights qw;
     if (conv) {
-      const int64_t rows = w.dims[0];
-      qw = quantize_weights(w, rows, w.element_count() / rows, 0, false, w.dims);
+      const int64_t rows = w.shape[0];
+      qw = quantize_weights(w, rows, w.num_elements() / rows, 0, false, w.shape);
     } else {
       const bool tb = n.op_type == "Gemm" && n.attr_int("transB", 0) != 0;
-      const int64_t rows = w.dims[0], cols = w.dims[1];
+      const int64_t rows = w.shape[0], cols = w.shape[1];
       // QLinearMatMul's b is [K, N] with one scale per column N.
       qw = tb ? quantize_weights(w, rows, cols, 0, true, {cols, rows})
               : quantize_weights(w, rows, cols, 1, false, {rows, cols});
     }
     const auto channels = static_cast<int64_t>(qw.scales.size());
     const std::string& base = n.name;
-    TensorData bias = quantize_bias(float_constant(g_, n.input(2)), x_scale, qw.scales);
+    NpyArray bias = quantize_bias(float_constant(g_, n.input(2)), x_scale, qw.scales);
 
     Node q;
     q.name = n.name;
@@ -331,15 +331,14 @@ class Rewriter {
     wi.zero_points.assign(qw.scales.size(), 0);
     wi.axis = conv ? 0 : 1;
     g_.value(wq).quant = wi;
-    q.inputs = {
-        xq,
-        g_.add_constant(base + "_x_scale", scalar_f32(x_scale)),
-        g_.add_constant(base + "_x_zero_point", scalar_i8(x_zp)),
-        wq,
-        g_.add_constant(base + "_w_scale", TensorData::from_floats({channels}, qw.scales)),
-        g_.add_constant(base + "_w_zero_point", TensorData::zeros(DType::kInt8, {channels})),
-        g_.add_constant(base + "_y_scale", scalar_f32(yp.scale)),
-        g_.add_constant(base + "_y_zero_point", scalar_i8(yp.zero_point))};
+    q.inputs = {xq,
+                g_.add_constant(base + "_x_scale", scalar_f32(x_scale)),
+                g_.add_constant(base + "_x_zero_point", scalar_i8(x_zp)),
+                wq,
+                g_.add_constant(base + "_w_scale", NpyArray::of<float>({channels}, qw.scales)),
+                g_.add_constant(base + "_w_zero_point", NpyArray::zeros(DType::kInt8, {channels})),
+                g_.add_constant(base + "_y_scale", scalar_f32(yp.scale)),
+                g_.add_constant(base + "_y_zero_point", scalar_i8(yp.zero_point))};
     // QLinearConv's B; for QLinearMatMul the IR's 9th input (a per-column int32 bias).
     if (n.input(2) >= 0) q.inputs.push_back(g_.add_constant(base + "_bias_q", std::move(bias)));
     q.outputs = {new_int8_value(y, per_tensor(yp))};

@@ -15,8 +15,8 @@ namespace {
 
 constexpr int64_t kMaxU8 = 255;
 
-bool is_quant_type(DType t) {
-  return t == DType::kInt8 || t == DType::kUInt8;
+bool is_quant_type(std::optional<DType> t) {
+  return t == DType::kInt8 || t == DType::kUint8;
 }
 
 std::string name_of(const Graph& g, ValueId v) {
@@ -33,7 +33,7 @@ std::string check_operands(const Graph& g, const Node& n, bool allow_int32) {
       return why + " of " + name_of(g, v);
     }
     if (val.is_constant()) return {};
-    const DType t = val.dtype;
+    const std::optional<DType> t = val.dtype;
     if (t == DType::kFloat32 || is_quant_type(t) || (allow_int32 && t == DType::kInt32)) return {};
     return std::string(dtype_name(t)) + " tensor " + name_of(g, v) +
            " is not supported on the device";
@@ -113,7 +113,7 @@ std::string matmul_reason(const Graph& g, const Node& n) {
   const auto da = *g.value(a).static_dims();
   const auto db = *g.value(b).static_dims();
   const std::vector<int64_t> ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2);
-  auto count = [](const std::vector<int64_t>& d) { return element_count(d); };
+  auto count = [](const std::vector<int64_t>& d) { return format::element_count(d); };
   if (count(ba) > 1 && count(bb) > 1 && ba != bb) return "batch dims broadcast partially";
   return {};
 }
@@ -121,7 +121,7 @@ std::string matmul_reason(const Graph& g, const Node& n) {
 std::string eltwise_reason(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2)
     return "variadic " + n.op_type + " with " + std::to_string(n.inputs.size()) + " inputs";
-  const DType t = g.value(n.outputs[0]).dtype;
+  const std::optional<DType> t = g.value(n.outputs[0]).dtype;
   if ((n.op_type == "Pow" || n.op_type == "PRelu") && t != DType::kFloat32)
     return n.op_type + " on integers";
   if (is_quant_type(t)) return "8-bit integer arithmetic wraps in ONNX but saturates on the device";
@@ -130,7 +130,7 @@ std::string eltwise_reason(const Graph& g, const Node& n) {
 }
 
 std::string activation_reason(const Graph& g, const Node& n) {
-  const DType t = g.value(n.input(0)).dtype;
+  const std::optional<DType> t = g.value(n.input(0)).dtype;
   const bool int_ok = n.op_type == "Relu" || n.op_type == "Clip" || n.op_type == "Abs";
   if (t != DType::kFloat32 && !(int_ok && t == DType::kInt32)) {
     return n.op_type + " on " + dtype_name(t) + " is not supported on the device";
@@ -159,7 +159,7 @@ std::string pool_reason(const Graph& g, const Node& n) {
 }
 
 std::string softmax_reason(const Graph& g, const Node& n) {
-  const DType t = g.value(n.input(0)).dtype;
+  const std::optional<DType> t = g.value(n.input(0)).dtype;
   return t == DType::kFloat32 ? "" : "softmax on " + std::string(dtype_name(t));
 }
 
@@ -171,7 +171,7 @@ std::string norm_reason(const Graph& g, const Node& n) {
   for (size_t o = 1; o < n.outputs.size(); ++o) {
     if (n.outputs[o] >= 0) return "BatchNormalization statistics outputs are used";
   }
-  const DType t = g.value(n.input(0)).dtype;
+  const std::optional<DType> t = g.value(n.input(0)).dtype;
   return t == DType::kFloat32 ? "" : "BatchNormalization on " + std::string(dtype_name(t));
 }
 
@@ -185,11 +185,11 @@ std::string quant_reason(const Graph& g, const Node& n) {
 }
 
 std::string reduce_reason(const Graph& g, const Node& n) {
-  const DType t = g.value(n.input(0)).dtype;
+  const std::optional<DType> t = g.value(n.input(0)).dtype;
   if (t != DType::kFloat32) return n.op_type + " on " + dtype_name(t);
   if (n.input(1) >= 0 && !g.constant(n.input(1))) return "reduction axes are not constant";
   std::vector<int64_t> axes =
-      n.input(1) >= 0 ? g.constant(n.input(1))->to_ints() : n.attr_ints("axes");
+      n.input(1) >= 0 ? format::to_ints(*g.constant(n.input(1))) : n.attr_ints("axes");
   const auto rank = static_cast<int64_t>(rank_of(g, n.input(0)));
   for (int64_t& a : axes) a = a < 0 ? a + rank : a;
   std::sort(axes.begin(), axes.end());
@@ -222,7 +222,7 @@ std::string pad_reason(const Graph& g, const Node& n) {
     if (n.input(i) >= 0 && !g.constant(n.input(i))) return "pads are not constant";
   }
   if (n.input(1) >= 0) {
-    for (int64_t p : g.constant(n.input(1))->to_ints()) {
+    for (int64_t p : format::to_ints(*g.constant(n.input(1)))) {
       if (p < 0 || p > 65535) return "negative or huge pads";
     }
   }

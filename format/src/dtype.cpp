@@ -1,4 +1,4 @@
-// The DType table: size, package name, NumPy descr and ISA dtype of each element type.
+// The DType table: size, package name, NumPy descr, ISA dtype and kind of each element type.
 #include "npu/format/dtype.h"
 
 #include "npu_isa.h"
@@ -12,21 +12,22 @@ struct Row {
   const char* name;
   const char* descr;
   uint8_t isa;
+  bool floating;
 };
 
 constexpr Row kRows[] = {
-    {DType::kBool, 1, "bool", "|b1", 0},
-    {DType::kInt8, 1, "int8", "|i1", NPU_DTYPE_INT8},
-    {DType::kUint8, 1, "uint8", "|u1", NPU_DTYPE_UINT8},
-    {DType::kInt16, 2, "int16", "<i2", 0},
-    {DType::kUint16, 2, "uint16", "<u2", 0},
-    {DType::kInt32, 4, "int32", "<i4", NPU_DTYPE_INT32},
-    {DType::kUint32, 4, "uint32", "<u4", 0},
-    {DType::kInt64, 8, "int64", "<i8", 0},
-    {DType::kUint64, 8, "uint64", "<u8", 0},
-    {DType::kFloat16, 2, "float16", "<f2", 0},
-    {DType::kFloat32, 4, "float32", "<f4", NPU_DTYPE_FP32},
-    {DType::kFloat64, 8, "float64", "<f8", 0},
+    {DType::kBool, 1, "bool", "|b1", 0, false},
+    {DType::kInt8, 1, "int8", "|i1", NPU_DTYPE_INT8, false},
+    {DType::kUint8, 1, "uint8", "|u1", NPU_DTYPE_UINT8, false},
+    {DType::kInt16, 2, "int16", "<i2", 0, false},
+    {DType::kUint16, 2, "uint16", "<u2", 0, false},
+    {DType::kInt32, 4, "int32", "<i4", NPU_DTYPE_INT32, false},
+    {DType::kUint32, 4, "uint32", "<u4", 0, false},
+    {DType::kInt64, 8, "int64", "<i8", 0, false},
+    {DType::kUint64, 8, "uint64", "<u8", 0, false},
+    {DType::kFloat16, 2, "float16", "<f2", 0, true},
+    {DType::kFloat32, 4, "float32", "<f4", NPU_DTYPE_FP32, true},
+    {DType::kFloat64, 8, "float64", "<f8", 0, true},
 };
 
 const Row& row(DType t) {
@@ -49,6 +50,9 @@ const char* npy_descr(DType t) {
 }
 uint8_t isa_dtype(DType t) {
   return row(t).isa;
+}
+bool dtype_is_float(DType t) {
+  return row(t).floating;
 }
 
 std::optional<DType> dtype_from_name(std::string_view name) {

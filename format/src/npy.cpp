@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "npu/format/file.h"
+#include "npu/format/shape.h"
 
 namespace npu::format {
 namespace {
@@ -15,7 +16,8 @@ constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicLen = 6;
 constexpr int64_t kMaxDim = int64_t{1} << 62;
 
-std::string shape_text(const std::vector<int64_t>& shape) {
+// The shape as the header's Python tuple literal, as NumPy writes it: "(3, 2)", "(3,)", "()".
+std::string tuple_literal(const std::vector<int64_t>& shape) {
   std::string s = "(";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
@@ -25,16 +27,11 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
-// Element count with overflow check; nullopt on a negative dim or overflow past 2^62.
-std::optional<uint64_t> element_count(const std::vector<int64_t>& shape) {
-  uint64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) return std::nullopt;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &n) || n > uint64_t(kMaxDim)) {
-      return std::nullopt;
-    }
-  }
-  return n;
+// Element count; nullopt on a negative dim or a count past 2^62.
+std::optional<uint64_t> checked_count(const std::vector<int64_t>& shape) {
+  const int64_t n = element_count(shape);
+  if (n < 0 || n > kMaxDim) return std::nullopt;
+  return static_cast<uint64_t>(n);
 }
 
 struct Value {
@@ -250,12 +247,7 @@ uint32_t read_le(const std::byte* p, size_t n) {
 }  // namespace
 
 int64_t NpyArray::num_elements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d <= 0) return 0;
-    if (__builtin_mul_overflow(n, d, &n)) return 0;
-  }
-  return n;
+  return std::max<int64_t>(element_count(shape), 0);
 }
 
 NpyArray NpyArray::zeros(DType dtype, std::vector<int64_t> shape) {
@@ -323,7 +315,7 @@ Expected<NpyArray> parse_npy(std::span<const std::byte> bytes, std::string_view 
   NpyArray a;
   a.dtype = *dtype;
   a.shape = std::move(shape->dims);
-  const auto count = element_count(a.shape);
+  const auto count = checked_count(a.shape);
   uint64_t expect = 0;
   if (!count || __builtin_mul_overflow(*count, uint64_t(dtype_size(a.dtype)), &expect)) {
     return make_error(EINVAL, n + ": header: shape " + shape_text(a.shape) + " is too large");
@@ -366,7 +358,7 @@ std::vector<std::byte> serialize_npy(const NpyArray& a) {
   // NumPy's _write_array_header: sorted keys, repr() of each value, "}" then spaces and '\n'
   // so that magic + version + length + header is a multiple of 64.
   std::string header = std::string("{'descr': '") + npy_descr(a.dtype) +
-                       "', 'fortran_order': False, 'shape': " + shape_text(a.shape) + ", }";
+                       "', 'fortran_order': False, 'shape': " + tuple_literal(a.shape) + ", }";
   unsigned major = 1;
   size_t prefix = 10;
   auto padded = [&] { return (prefix + header.size() + 1 + 63) / 64 * 64 - prefix; };
@@ -391,7 +383,7 @@ std::vector<std::byte> serialize_npy(const NpyArray& a) {
 
 Expected<void> check_npy(const NpyArray& a, std::string_view name) {
   const std::string n(name);
-  const auto count = element_count(a.shape);
+  const auto count = checked_count(a.shape);
   uint64_t expect = 0;
   if (!count || __builtin_mul_overflow(*count, uint64_t(dtype_size(a.dtype)), &expect)) {
     return make_error(EINVAL, n + ": invalid shape " + shape_text(a.shape));

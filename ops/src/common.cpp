@@ -11,12 +11,6 @@
 
 namespace npu::ops::detail {
 
-std::string shape_text(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
 int64_t count(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
@@ -148,55 +142,6 @@ Expected<void> check_output(const OpCall& c, DType t, const Shape& shape) {
 Expected<NpyArray> alloc_output(const OpCall& c, DType t, Shape shape) {
   NPU_TRY(check_output(c, t, shape));
   return NpyArray::zeros(t, std::move(shape));
-}
-
-namespace {
-template <typename T>
-T element(const NpyArray& a, int64_t i) {
-  T v;
-  std::memcpy(&v, a.data.data() + static_cast<size_t>(i) * sizeof(T), sizeof(T));
-  return v;
-}
-}  // namespace
-
-double number_at(const NpyArray& a, int64_t i) {
-  switch (a.dtype) {
-    case DType::kFloat32:
-      return element<float>(a, i);
-    case DType::kFloat64:
-      return element<double>(a, i);
-    default:
-      return static_cast<double>(int_at(a, i));
-  }
-}
-
-int64_t int_at(const NpyArray& a, int64_t i) {
-  switch (a.dtype) {
-    case DType::kBool:
-    case DType::kUint8:
-      return element<uint8_t>(a, i);
-    case DType::kInt8:
-      return element<int8_t>(a, i);
-    case DType::kInt16:
-      return element<int16_t>(a, i);
-    case DType::kUint16:
-      return element<uint16_t>(a, i);
-    case DType::kInt32:
-      return element<int32_t>(a, i);
-    case DType::kUint32:
-      return element<uint32_t>(a, i);
-    case DType::kInt64:
-      return element<int64_t>(a, i);
-    case DType::kUint64:
-      return static_cast<int64_t>(element<uint64_t>(a, i));
-    case DType::kFloat32:
-    case DType::kFloat64: {
-      const double v = number_at(a, i);
-      return std::isfinite(v) && std::fabs(v) < 9.2e18 ? static_cast<int64_t>(v) : 0;
-    }
-    default:
-      return 0;
-  }
 }
 
 Expected<Shape> broadcast(const OpCall& c, std::span<const Shape* const> shapes) {

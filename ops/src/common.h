@@ -22,7 +22,9 @@
 #include <vector>
 
 #include "npu/expected.h"
+#include "npu/format/array_values.h"
 #include "npu/format/npy.h"
+#include "npu/format/shape.h"
 #include "npu/ops/registry.h"
 #include "npu/ops/spatial.h"
 #include "npu/ref/conv.h"
@@ -65,7 +67,10 @@ using HostOutputs = Expected<std::vector<NpyArray>>;
 
 // ---- errors, inputs, attributes ----
 
-std::string shape_text(const Shape& s);
+/// "[3, 2]" (format::shape_text; takes a Shape so a braced list of dims converts).
+inline std::string shape_text(const Shape& s) {
+  return format::shape_text(s);
+}
 int64_t count(const Shape& s);
 Error op_error(const OpCall& c, const std::string& what);
 /// Input i, or an error when it is absent.
@@ -105,9 +110,10 @@ Expected<NpyArray> alloc_output(const OpCall& c, DType t, Shape shape);
 
 // ---- typed element access ----
 
-/// Element i of an integer or float tensor as double / as int64 (floats truncate).
-double number_at(const NpyArray& a, int64_t i);
-int64_t int_at(const NpyArray& a, int64_t i);
+/// Element i of an integer or float tensor as int64 (floats truncate) / as double
+/// (npu/format/array_values.h).
+using format::int_at;
+using format::number_at;
 
 /// Runs f(T{}) for the element type T of dtype `t`: any numeric dtype but float16 (float,
 /// double, int8..int64, uint8..uint64). bool and float16 give "<op>: dtype X is not

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "npu/format/shape.h"
 #include "npu/runtime/batch.h"
 #include "tensor_io.h"
 
@@ -130,12 +131,6 @@ Expected<Arrays> Model::run(const Arrays& inputs, const RunOptions& options) {
 
 namespace {
 
-std::string compact_dims_text(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
 /// float64 data for a float32 input, converted (NumPy's default dtype); else `data` as is.
 format::NpyArray converted(const format::NpyArray& data, format::DType want) {
   if (data.dtype != format::DType::kFloat64 || want != format::DType::kFloat32) return data;
@@ -169,8 +164,8 @@ Expected<Arrays> run_batched(Model& model, const std::string& input, const forma
   if (!fits) {
     return make_error(
         EINVAL,
-        m.where("shape " + compact_dims_text(x.shape) + " does not match input '" + in->name +
-                "' " + compact_dims_text(dims) + " (expected a multiple of its batch)"));
+        m.where("shape " + format::shape_text(x.shape) + " does not match input '" + in->name +
+                "' " + format::shape_text(dims) + " (expected a multiple of its batch)"));
   }
   if (x.shape[0] == dims[0]) return model.run({{input, x}}, options);
   const runtime::SlicePlan plan{{input}, x.shape[0], dims[0], /*dynamic_outputs=*/false};

@@ -3,6 +3,7 @@
 #include "segment_runner.h"
 
 #include "npu/command_buffer.h"
+#include "npu/format/shape.h"
 #include "npu/job_report.h"
 #include "npu/ops/ops.h"
 #include "npu/trace.h"
@@ -98,9 +99,9 @@ Expected<void> store_host_output(RunState& run, const std::string& label, const 
     }
   }
   if (!shape_ok) {
-    return make_error(
-        EINVAL, run.m.where(label + ": output '" + t.name + "' has shape " + shape_text(a.shape) +
-                            ", the package says " + dims_text(t.shape)));
+    return make_error(EINVAL, run.m.where(label + ": output '" + t.name + "' has shape " +
+                                          format::shape_text(a.shape) + ", the package says " +
+                                          format::shape_text(t.shape)));
   }
   if (t.location) NPU_TRY(write_tensor(run, t, a));
   return ok();

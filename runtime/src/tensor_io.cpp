@@ -7,6 +7,8 @@
 #include <span>
 #include <type_traits>
 
+#include "npu/format/shape.h"
+
 namespace npu::runtime {
 
 using format::NpyArray;
@@ -37,11 +39,11 @@ Expected<void> transfer(
   if (dense_plain(t)) {
     if (host.size() > loc.size) {
       return err(make_error(
-          ERANGE, kToBuffer
-                      ? std::to_string(host.size()) + " bytes do not fit the location's " +
-                            std::to_string(loc.size)
-                      : "shape " + shape_text(shape) + " needs " + std::to_string(host.size()) +
-                            " bytes, the location has " + std::to_string(loc.size)));
+          ERANGE, kToBuffer ? std::to_string(host.size()) + " bytes do not fit the location's " +
+                                  std::to_string(loc.size)
+                            : "shape " + format::shape_text(shape) + " needs " +
+                                  std::to_string(host.size()) + " bytes, the location has " +
+                                  std::to_string(loc.size)));
     }
     Expected<void> r = ok();
     if constexpr (kToBuffer) {
@@ -80,14 +82,16 @@ Expected<void> bind_input(RunState& run, const TensorDesc& d, const NpyArray& a)
                format::dtype_name(d.dtype));
   }
   if (a.shape.size() != d.shape.size()) {
-    return err("shape " + shape_text(a.shape) + ", expected " + dims_text(d.shape));
+    return err("shape " + format::shape_text(a.shape) + ", expected " +
+               format::shape_text(d.shape));
   }
   const TensorInfo* t = run.m.package.metadata.find_tensor(d.name);
   for (size_t i = 0; i < d.shape.size(); ++i) {
     const format::Dim& dim = d.shape[i];
     if (!dim.symbolic()) {
       if (a.shape[i] != dim.size) {
-        return err("shape " + shape_text(a.shape) + ", expected " + dims_text(d.shape));
+        return err("shape " + format::shape_text(a.shape) + ", expected " +
+                   format::shape_text(d.shape));
       }
       continue;
     }
@@ -109,20 +113,6 @@ Expected<void> bind_input(RunState& run, const TensorDesc& d, const NpyArray& a)
 }
 
 }  // namespace
-
-std::string shape_text(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-std::string dims_text(const std::vector<format::Dim>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    out += (i ? ", " : "") + (s[i].symbolic() ? s[i].symbol : std::to_string(s[i].size));
-  }
-  return out + "]";
-}
 
 bool dense_plain(const TensorInfo& t) {
   return t.location->strides.empty() && t.location->layout != format::Layout::kNHWC;
@@ -170,7 +160,7 @@ Expected<std::vector<uint64_t>> element_offsets(const TensorInfo& t, const Shape
     if (off < 0 || static_cast<uint64_t>(off) + es > loc.size) {
       return make_error(ERANGE, "element " + std::to_string(e) + " at byte " + std::to_string(off) +
                                     " beyond the location's " + std::to_string(loc.size) +
-                                    " bytes (shape " + shape_text(shape) + ")");
+                                    " bytes (shape " + format::shape_text(shape) + ")");
     }
     offsets[static_cast<size_t>(e)] = static_cast<uint64_t>(off);
     for (size_t d = rank; d-- > 0;) {

@@ -24,11 +24,6 @@
 
 namespace npu::runtime {
 
-/// "[1, 2, 3]".
-std::string shape_text(const Shape& s);
-/// "[N, 3]": fixed sizes and symbols.
-std::string dims_text(const std::vector<format::Dim>& s);
-
 /// Whether `t` (which has a location) is stored densely in plain C order.
 bool dense_plain(const format::TensorInfo& t);
 

@@ -95,8 +95,8 @@ TEST(FoldBatchNorm, MatchesUnfusedMath) {
       v = (v - mean[o]) / std::sqrt(var[o] + eps) * gamma[o] + beta[o];
     }
   }
-  const auto fw = g->constant(fused.input(1))->to_floats();
-  const auto fb = g->constant(fused.input(2))->to_floats();
+  const auto fw = format::to_floats(*g->constant(fused.input(1)));
+  const auto fb = format::to_floats(*g->constant(fused.input(2)));
   const auto got = conv_nchw(x, C, H, W, fw, OC, K, 1, fb);
   ASSERT_EQ(got.size(), ref.size());
   for (size_t i = 0; i < got.size(); ++i) {
@@ -137,7 +137,7 @@ TEST(Fusion, ConvBiasAddRelu) {
   const Node& conv = g->nodes[0];
   ASSERT_TRUE(conv.activation);
   EXPECT_EQ(conv.activation->op_type, "Relu");
-  EXPECT_EQ(g->constant(conv.input(2))->to_floats(), (std::vector<float>{11, 22, 33}));
+  EXPECT_EQ(format::to_floats(*g->constant(conv.input(2))), (std::vector<float>{11, 22, 33}));
   EXPECT_EQ(g->value(conv.outputs[0]).name, "y");
   EXPECT_NE(to_string(*g).find("+Relu"), std::string::npos);
 }
@@ -168,8 +168,8 @@ TEST(Fusion, MatMulAddClipAndGemmAdd) {
   ASSERT_TRUE(mm.activation);
   EXPECT_EQ(mm.activation->op_type, "Clip");
   EXPECT_FLOAT_EQ(mm.activation->beta, 6.0f);
-  EXPECT_EQ(g->constant(mm.input(2))->to_floats(), (std::vector<float>{1, 2, 3, 4, 5}));
-  EXPECT_EQ(g->constant(gemm.input(2))->to_floats(), (std::vector<float>{7, 8, 9}));
+  EXPECT_EQ(format::to_floats(*g->constant(mm.input(2))), (std::vector<float>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(format::to_floats(*g->constant(gemm.input(2))), (std::vector<float>{7, 8, 9}));
   EXPECT_FALSE(gemm.activation);
 }
 

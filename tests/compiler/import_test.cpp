@@ -24,12 +24,12 @@ TEST(OnnxImport, InitializersRawAndTyped) {
   b.output("y");
   auto g = b.import();
   ASSERT_TRUE(g) << g.error().message;
-  const TensorData* raw = g->constant(g->find_value("raw"));
-  const TensorData* typed = g->constant(g->find_value("typed"));
+  const NpyArray* raw = g->constant(g->find_value("raw"));
+  const NpyArray* typed = g->constant(g->find_value("typed"));
   ASSERT_TRUE(raw && typed);
-  EXPECT_EQ(raw->dims, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(raw->to_floats(), (std::vector<float>{1, 2, 3, 4, 5, 6}));
-  EXPECT_EQ(typed->to_floats(), (std::vector<float>{0.5f, -1.5f, 2.0f}));
+  EXPECT_EQ(raw->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(format::to_floats(*raw), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(format::to_floats(*typed), (std::vector<float>{0.5f, -1.5f, 2.0f}));
   EXPECT_EQ(g->inputs.size(), 1u);  // initializers are not runtime inputs
   EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{2, 3}));
 }
@@ -65,9 +65,9 @@ TEST(OnnxImport, AttributesOfEachType) {
   EXPECT_EQ(dims_of(*g, "c"), (std::vector<int64_t>{1, 4, 3, 3}));  // shape inference
   const Node& l = g->nodes[1];
   EXPECT_FLOAT_EQ(l.attr_float("alpha", 0), 0.25f);
-  const TensorData* t = g->nodes[2].attr_tensor("value");
+  const NpyArray* t = g->nodes[2].attr_tensor("value");
   ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->to_floats(), std::vector<float>{7.0f});
+  EXPECT_EQ(format::to_floats(*t), std::vector<float>{7.0f});
   EXPECT_EQ(g->nodes[0].opset, 13);
 }
 
@@ -110,7 +110,7 @@ TEST(OnnxImport, SymbolicBatchStaysSymbolicWithoutBinding) {
   ASSERT_TRUE(g) << g.error().message;
   const Value& y = g->value(g->find_value("y"));
   ASSERT_TRUE(y.shape);
-  EXPECT_EQ(shape_to_string(*y.shape), "[N,3,8,8]");
+  EXPECT_EQ(shape_to_string(*y.shape), "[N, 3, 8, 8]");
 }
 
 TEST(OnnxImport, SymbolicBatchBoundFromInputShape) {
@@ -162,11 +162,48 @@ TEST(OnnxImport, ConstantInputFixesReshapeTarget) {
   EXPECT_EQ(dims_of(*unbound, "y"), std::vector<int64_t>{-1});
   ImportOptions opts;
   const std::vector<int64_t> target = {3, 4};
-  opts.constant_inputs["shape"] = TensorData::from_ints(DType::kInt64, {2}, target);
+  opts.constant_inputs["shape"] = format::from_ints(DType::kInt64, {2}, target);
   auto g = b.import(opts);
   ASSERT_TRUE(g) << g.error().message;
   EXPECT_EQ(g->inputs.size(), 1u);
   EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{3, 4}));
+}
+
+// (Moved from the conformance tests' NpyConversions, which tested the NpyArray <-> TensorData
+// crossing that binding went through before the IR held NpyArrays.)
+TEST(OnnxImport, BoundConstantKeepsTheArrayAndRejectsTypesOutsideTheIr) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}, int64_t{1}}, onnx::TensorProto::INT32);
+  b.input("y", {int64_t{2}, int64_t{1}}, onnx::TensorProto::INT32);
+  b.node("Add", {"x", "y"}, {"z"}, "add");
+  b.output("z", onnx::TensorProto::INT32);
+  ImportOptions opts;
+  const NpyArray a = NpyArray::of<int32_t>({2, 1}, std::vector<int32_t>{3, -4});
+  opts.constant_inputs["y"] = a;
+  auto g = b.import(opts);
+  ASSERT_TRUE(g) << g.error().message;
+  const Value& y = g->value(g->find_value("y"));
+  ASSERT_TRUE(y.is_constant());
+  EXPECT_EQ(y.dtype, DType::kInt32);
+  EXPECT_EQ(*y.constant, a);
+  EXPECT_EQ(format::to_ints(*y.constant), (std::vector<int64_t>{3, -4}));
+
+  opts.constant_inputs["y"] = NpyArray::zeros(DType::kFloat16, {2, 1});
+  auto h = b.import(opts);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.error().code, ENOTSUP);
+  EXPECT_NE(h.error().message.find("input 'y': unsupported element type float16"),
+            std::string::npos)
+      << h.error().message;
+
+  NpyArray truncated = a;
+  truncated.data.resize(4);
+  opts.constant_inputs["y"] = truncated;
+  auto t = b.import(opts);
+  ASSERT_FALSE(t);
+  EXPECT_NE(t.error().message.find("input 'y': shape [2, 1] int32 needs 8 bytes, array has 4"),
+            std::string::npos)
+      << t.error().message;
 }
 
 TEST(OnnxImport, LegacyClipAttributesBecomeInputs) {
@@ -181,7 +218,7 @@ TEST(OnnxImport, LegacyClipAttributesBecomeInputs) {
   const Node& n = g->nodes[0];
   EXPECT_FALSE(n.has_attr("min"));
   ASSERT_EQ(n.inputs.size(), 3u);
-  EXPECT_EQ(g->constant(n.inputs[2])->to_floats(), std::vector<float>{6.0f});
+  EXPECT_EQ(format::to_floats(*g->constant(n.inputs[2])), std::vector<float>{6.0f});
   EXPECT_EQ(n.opset, 6);
 }
 

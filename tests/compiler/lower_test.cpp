@@ -134,13 +134,13 @@ NpyArray random_input(const Value& v, uint32_t seed, const Opts& o) {
   const auto dims = v.static_dims().value_or(I64{});
   std::mt19937 rng(seed);
   const size_t n = numel(dims);
-  switch (v.dtype) {
-    case DType::kUInt8:
+  switch (v.dtype.value_or(DType::kFloat32)) {
+    case DType::kUint8:
     case DType::kInt8: {
       std::vector<uint8_t> b(n);
       for (auto& x : b) x = static_cast<uint8_t>(rng() & 0xff);
       NpyArray a = NpyArray::of<uint8_t>(dims, b);
-      a.dtype = v.dtype == DType::kInt8 ? format::DType::kInt8 : format::DType::kUint8;
+      a.dtype = *v.dtype;
       return a;
     }
     default:  // float32 (other input types are not used here)

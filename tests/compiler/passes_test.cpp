@@ -45,9 +45,9 @@ TEST(FoldConstants, ShapeGatherUnsqueezeConcatReshapeChain) {
   ASSERT_TRUE(run_passes(*g, {"fold-constants", "infer-shapes"}));
   ASSERT_EQ(g->nodes.size(), 1u) << to_string(*g);
   EXPECT_EQ(g->nodes[0].op_type, "Reshape");
-  const TensorData* target = g->constant(g->nodes[0].input(1));
+  const NpyArray* target = g->constant(g->nodes[0].input(1));
   ASSERT_NE(target, nullptr);
-  EXPECT_EQ(target->to_ints(), (std::vector<int64_t>{2, -1}));
+  EXPECT_EQ(format::to_ints(*target), (std::vector<int64_t>{2, -1}));
   EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{2, 48}));
 }
 
@@ -82,14 +82,14 @@ TEST(FoldConstants, SliceCastRangeAndArithmetic) {
   ASSERT_TRUE(g) << g.error().message;
   ASSERT_TRUE(run_passes(*g, {"fold-constants"}));
   EXPECT_TRUE(g->nodes.empty());
-  const TensorData* f = g->constant(g->outputs[0]);
+  const NpyArray* f = g->constant(g->outputs[0]);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->dtype, DType::kFloat32);
-  EXPECT_EQ(f->to_floats(), (std::vector<float>{10, 15}));
+  EXPECT_EQ(format::to_floats(*f), (std::vector<float>{10, 15}));
 }
 
 /// A graph computing `op_type` on constants a and b (b omitted when null), output "y".
-Graph constant_graph(const std::string& op_type, const TensorData& a, const TensorData* b,
+Graph constant_graph(const std::string& op_type, const NpyArray& a, const NpyArray* b,
                      std::map<std::string, AttrValue> attrs = {}) {
   Graph g;
   g.opsets[""] = 17;
@@ -112,23 +112,23 @@ Graph constant_graph(const std::string& op_type, const TensorData& a, const Tens
 TEST(FoldConstants, ComputesWithTheOperatorLibrary) {
   const float av[] = {1, 2, 3, 4, 5, 6};
   const float bv[] = {10, 100};
-  const TensorData a = TensorData::from_floats({3, 2}, av);
-  const TensorData b = TensorData::from_floats({2}, bv);
+  const NpyArray a = NpyArray::of<float>({3, 2}, av);
+  const NpyArray b = NpyArray::of<float>({2}, bv);
   Graph mul = constant_graph("Mul", a, &b);
   ASSERT_TRUE(run_passes(mul, {"fold-constants"}));
   ASSERT_TRUE(mul.nodes.empty());
-  EXPECT_EQ(mul.constant(mul.outputs[0])->to_floats(),
+  EXPECT_EQ(format::to_floats(*mul.constant(mul.outputs[0])),
             (std::vector<float>{10, 200, 30, 400, 50, 600}));
 
   Graph tr = constant_graph("Transpose", a, nullptr, {{"perm", std::vector<int64_t>{1, 0}}});
   ASSERT_TRUE(run_passes(tr, {"fold-constants"}));
-  const TensorData* t = tr.constant(tr.outputs[0]);
+  const NpyArray* t = tr.constant(tr.outputs[0]);
   ASSERT_NE(t, nullptr);
-  EXPECT_EQ(t->dims, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(t->to_floats(), (std::vector<float>{1, 3, 5, 2, 4, 6}));
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(format::to_floats(*t), (std::vector<float>{1, 3, 5, 2, 4, 6}));
 
   // An invalid constant subgraph fails the compilation, naming the node.
-  const TensorData c = TensorData::from_floats({4}, std::vector<float>{1, 2, 3, 4});
+  const NpyArray c = NpyArray::of<float>({4}, std::vector<float>{1, 2, 3, 4});
   Graph bad = constant_graph("Add", a, &c);
   auto e = run_passes(bad, {"fold-constants"});
   ASSERT_FALSE(e);

@@ -46,13 +46,13 @@ const Node* find_node(const Graph& g, const std::string& op) {
 }
 
 std::vector<float> floats_of(const Graph& g, ValueId v) {
-  const TensorData* t = g.constant(v);
-  return t ? t->to_floats() : std::vector<float>{};
+  const NpyArray* t = g.constant(v);
+  return t ? format::to_floats(*t) : std::vector<float>{};
 }
 
 std::vector<int64_t> ints_of(const Graph& g, ValueId v) {
-  const TensorData* t = g.constant(v);
-  return t ? t->to_ints() : std::vector<int64_t>{};
+  const NpyArray* t = g.constant(v);
+  return t ? format::to_ints(*t) : std::vector<int64_t>{};
 }
 
 TEST(ActivationQParams, WidensToZeroAndRounds) {
@@ -174,13 +174,13 @@ TEST(QuantizeInt8, ConvReluPoolFlattenGemm) {
   const float xs = floats_of(g, conv.inputs[1]).at(0);
   EXPECT_FLOAT_EQ(xs, 3.0f / 255.0f);
   EXPECT_EQ(ints_of(g, conv.inputs[2]), std::vector<int64_t>{-43});
-  const TensorData& wq = *g.constant(conv.inputs[3]);
+  const NpyArray& wq = *g.constant(conv.inputs[3]);
   EXPECT_EQ(wq.dtype, DType::kInt8);
-  EXPECT_EQ(wq.dims, (std::vector<int64_t>{3, 2, 3, 3}));
+  EXPECT_EQ(wq.shape, (std::vector<int64_t>{3, 2, 3, 3}));
   const auto ws = floats_of(g, conv.inputs[4]);
   ASSERT_EQ(ws.size(), 3u);
   EXPECT_EQ(ints_of(g, conv.inputs[5]), (std::vector<int64_t>{0, 0, 0}));
-  const auto wqv = wq.to_ints();
+  const auto wqv = format::to_ints(wq);
   for (size_t o = 0; o < 3; ++o) {
     float amax = 0.0f;
     for (size_t i = 0; i < 18; ++i) amax = std::max(amax, std::fabs(m.cw[o * 18 + i]));
@@ -227,11 +227,11 @@ TEST(QuantizeInt8, ConvReluPoolFlattenGemm) {
   const float as = floats_of(g, mm.inputs[1]).at(0);
   EXPECT_FLOAT_EQ(as, 6.0f / 255.0f);
   EXPECT_EQ(ints_of(g, mm.inputs[2]), std::vector<int64_t>{-128});
-  const TensorData& bq = *g.constant(mm.inputs[3]);
-  EXPECT_EQ(bq.dims, (std::vector<int64_t>{12, 5}));
+  const NpyArray& bq = *g.constant(mm.inputs[3]);
+  EXPECT_EQ(bq.shape, (std::vector<int64_t>{12, 5}));
   const auto bs = floats_of(g, mm.inputs[4]);
   ASSERT_EQ(bs.size(), 5u);
-  const auto bqv = bq.to_ints();
+  const auto bqv = format::to_ints(bq);
   for (size_t n = 0; n < 5; ++n) {
     float amax = 0.0f;
     for (size_t k = 0; k < 12; ++k) amax = std::max(amax, std::fabs(m.gw[n * 12 + k]));

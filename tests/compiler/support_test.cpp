@@ -79,7 +79,7 @@ TEST(Support, DynamicShapeAndInt64StayOnHost) {
   ASSERT_TRUE(g);
   ASSERT_TRUE(PassManager::default_pipeline().run(*g));
   EXPECT_EQ(g->nodes[0].placement.target, Target::kHost);
-  EXPECT_EQ(g->nodes[0].placement.reason, "dynamic shape [N,3,8,8] of 'x'");
+  EXPECT_EQ(g->nodes[0].placement.reason, "dynamic shape [N, 3, 8, 8] of 'x'");
 
   ModelBuilder b;
   b.input("a", {int64_t{4}}, onnx::TensorProto::INT64);

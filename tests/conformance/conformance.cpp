@@ -19,6 +19,7 @@
 #include "npu/compiler/compile.h"
 #include "npu/compiler/onnx_import.h"
 #include "npu/compiler/onnx_tensor.h"
+#include "npu/format/shape.h"
 #include "npu/runtime/model.h"
 
 namespace npu::conformance {
@@ -28,13 +29,7 @@ namespace fs = std::filesystem;
 using format::DType;
 using format::NpyArray;
 
-std::string dims_string(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + std::to_string(dims[i]);
-  return s + "]";
-}
-
-// The multi-index of flat element `i` of `shape`, as "[1,2]".
+// The multi-index of flat element `i` of `shape`, as "[1, 2]".
 std::string index_string(int64_t i, const std::vector<int64_t>& shape) {
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
@@ -43,7 +38,7 @@ std::string index_string(int64_t i, const std::vector<int64_t>& shape) {
       i /= shape[d];
     }
   }
-  return dims_string(idx);
+  return format::shape_text(idx);
 }
 
 std::string number(double v) {
@@ -237,9 +232,7 @@ Outcome run_data_set(const fs::path& dir, const fs::path& set, const ModelIo& io
   std::map<std::string, NpyArray> run_inputs;
   for (auto& [name, array] : inputs) {
     if (param_set.count(name)) {
-      auto t = compiler::from_npy(array, "input '" + name + "'");
-      if (!t) return fail(t.error().message);
-      co.import.constant_inputs.emplace(name, std::move(*t));
+      co.import.constant_inputs.emplace(name, std::move(array));
     } else {
       co.import.input_shapes[name] = array.shape;
       run_inputs.emplace(name, std::move(array));
@@ -295,7 +288,8 @@ std::string compare(const NpyArray& got, const NpyArray& want, const Tolerance& 
            format::dtype_name(want.dtype);
   }
   if (got.shape != want.shape) {
-    return "shape " + dims_string(got.shape) + ", expected " + dims_string(want.shape);
+    return "shape " + format::shape_text(got.shape) + ", expected " +
+           format::shape_text(want.shape);
   }
   if (got.data.size() != want.data.size()) {
     return std::to_string(got.data.size()) + " data bytes, expected " +

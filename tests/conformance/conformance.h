@@ -35,8 +35,8 @@ struct Tolerance {
 };
 
 /// "" when `got` matches `want` (same dtype, same shape, every element within tolerance),
-/// else one line with the first mismatch: "element 5 [1,2]: got 0.5, expected 0.25 (3 of 24
-/// elements differ, max abs diff 0.25)", "shape [2,3], expected [3,2]", "dtype int64,
+/// else one line with the first mismatch: "element 5 [1, 2]: got 0.5, expected 0.25 (3 of 24
+/// elements differ, max abs diff 0.25)", "shape [2, 3], expected [3, 2]", "dtype int64,
 /// expected int32".
 std::string compare(const format::NpyArray& got, const format::NpyArray& want,
                     const Tolerance& tol = {});

@@ -91,7 +91,7 @@ TEST_F(RunBatchedTest, ErrorsNameTheModelAndTheInput) {
   auto rows = run_batched(*model, "x", NpyArray::zeros(DType::kFloat32, {5, 3}));
   ASSERT_FALSE(rows);
   EXPECT_EQ(rows.error().message,
-            "cal.npy: shape [5,3] does not match input 'x' [2,3] (expected a multiple of its "
+            "cal.npy: shape [5, 3] does not match input 'x' [2, 3] (expected a multiple of its "
             "batch)");
   auto trailing = run_batched(*model, "x", NpyArray::zeros(DType::kFloat32, {4, 4}));
   ASSERT_FALSE(trailing);

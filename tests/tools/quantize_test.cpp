@@ -185,8 +185,9 @@ TEST(QuantizeInt8, FlagErrorsAreOneLineAndNameTheProblem) {
   auto c = compile_model(f, *o);
   fs::remove(bad);
   ASSERT_FALSE(c);
-  EXPECT_NE(c.error().message.find("shape [4,1,27,28] does not match input 'image' [1,1,28,28]"),
-            std::string::npos)
+  EXPECT_NE(
+      c.error().message.find("shape [4, 1, 27, 28] does not match input 'image' [1, 1, 28, 28]"),
+      std::string::npos)
       << c.error().message;
 }
 

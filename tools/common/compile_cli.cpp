@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <memory>
 
-#include "npu/compiler/onnx_tensor.h"
 #include "npu/device.h"
 #include "npu/runtime/batch.h"
 #include "npu/runtime/model.h"
@@ -134,9 +133,7 @@ Expected<compiler::CompileOptions> compile_options(
     for (const std::string& name : compiler::parameter_inputs(*g)) {
       auto it = inputs->find(name);
       if (it == inputs->end()) continue;
-      auto t = compiler::from_npy(it->second, "--input '" + name + "'");
-      if (!t) return t.error();
-      o.import.constant_inputs[name] = std::move(*t);
+      o.import.constant_inputs[name] = it->second;
       o.import.input_shapes.erase(name);
       inputs->erase(it);
     }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "npu/format/shape.h"
 #include "npu/job_report.h"
 #include "npu/trace.h"
 
@@ -18,12 +19,6 @@ namespace {
 std::string join_path(const std::string& dir, const std::string& file) {
   if (dir.empty() || std::filesystem::path(file).is_absolute()) return file;
   return (std::filesystem::path(dir) / file).string();
-}
-
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
 }
 
 }  // namespace
@@ -134,7 +129,7 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
     for (const auto& [name, file] : written) {
       const auto& a = outputs->at(name);
       std::cout << "wrote " << file << " (" << format::dtype_name(a.dtype) << " "
-                << shape_text(a.shape) << ")\n";
+                << format::shape_text(a.shape) << ")\n";
     }
   }
   std::cout.flush();

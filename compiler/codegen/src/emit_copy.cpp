@@ -207,9 +207,10 @@ Expected<void> emit_fill_store(isa::CommandBufferBuilder& b, uint64_t dram, uint
 }
 
 std::string tiling_name(const Variant& v, const Tiling& t) {
-  std::string s = "axes [";
-  for (size_t i = 0; i < v.axes.size(); ++i) s += (i ? ", " : "") + std::to_string(v.axes[i].n);
-  s += "] fixed " + std::to_string(t.split) + ", axis " + std::to_string(t.chunked) + " by " +
+  std::vector<int64_t> sizes;
+  for (const auto& axis : v.axes) sizes.push_back(static_cast<int64_t>(axis.n));
+  std::string s = "axes " + format::shape_text(sizes);
+  s += " fixed " + std::to_string(t.split) + ", axis " + std::to_string(t.chunked) + " by " +
        std::to_string(t.chunk);
   return v.load.empty() ? s : s + ", transposed";
 }

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "lower/segments.h"
-#include "npu/compiler/onnx_tensor.h"
 #include "npu/ops/registry.h"
 #include "op_attributes.h"
 
@@ -34,8 +33,8 @@ std::vector<std::string> clip_bound_tensors(Lowering& L, PackageBuilder& pb, con
   for (float bound : {n.activation->alpha, n.activation->beta}) {
     const std::string name =
         g.unique_name(g.value(n.outputs[0]).name + "/clip" + std::to_string(names.size()));
-    const TensorData t = TensorData::from_floats({}, std::span(&bound, 1));
-    const uint64_t va = L.constants.add(std::as_bytes(std::span(t.bytes)));
+    const NpyArray t = NpyArray::of<float>({}, std::span<const float>(&bound, 1));
+    const uint64_t va = L.constants.add(t.data);
     pb.add_constant_tensor(name, format::TensorLocation{"constants", va - kConstantsVa, 4});
     names.push_back(name);
   }

@@ -12,16 +12,16 @@ using codegen::TensorDesc;
 namespace {
 
 /// OIHW (or OIW) constant weights reordered to OHWI.
-std::vector<std::byte> to_ohwi(const TensorData& w) {
-  const int64_t O = w.dims[0], I = w.dims[1];
-  const int64_t HW = dim_product(w.dims, 2, w.dims.size());
-  const size_t es = dtype_size(w.dtype);
-  std::vector<std::byte> out(w.bytes.size());
+std::vector<std::byte> to_ohwi(const NpyArray& w) {
+  const int64_t O = w.shape[0], I = w.shape[1];
+  const int64_t HW = dim_product(w.shape, 2, w.shape.size());
+  const size_t es = format::dtype_size(w.dtype);
+  std::vector<std::byte> out(w.data.size());
   for (int64_t o = 0; o < O; ++o)
     for (int64_t i = 0; i < I; ++i)
       for (int64_t p = 0; p < HW; ++p) {
         std::memcpy(out.data() + ((o * HW + p) * I + i) * es,
-                    w.bytes.data() + ((o * I + i) * HW + p) * es, es);
+                    w.data.data() + ((o * I + i) * HW + p) * es, es);
       }
   return out;
 }
@@ -34,12 +34,12 @@ Expected<void> lower_conv(Lowering& L, const Node& n) {
   const ValueId x = n.input(0), w = n.input(ql ? 3 : 1), y = n.outputs[0];
   auto xd = L.dims(x);
   if (!xd) return xd.error();
-  const TensorData* wt = g.constant(w);
-  if (!wt || wt->dims.size() != xd->size()) return make_error(EINVAL, "weights are not constant");
+  const NpyArray* wt = g.constant(w);
+  if (!wt || wt->shape.size() != xd->size()) return make_error(EINVAL, "weights are not constant");
   const size_t rank = xd->size();
-  auto win = window_of(n, *xd, std::vector<int64_t>(wt->dims.begin() + 2, wt->dims.end()));
+  auto win = window_of(n, *xd, std::vector<int64_t>(wt->shape.begin() + 2, wt->shape.end()));
   if (!win) return win.error();
-  const auto OC = static_cast<size_t>(wt->dims[0]);
+  const auto OC = static_cast<size_t>(wt->shape[0]);
 
   codegen::Conv2dOp op;
   op.name = n.name;
@@ -56,7 +56,7 @@ Expected<void> lower_conv(Lowering& L, const Node& n) {
   const auto kh = win->kh, kw = win->kw;
   op.weights =
       TensorDesc::make(L.constants.add(to_ohwi(*wt)), *wdt,
-                       {static_cast<uint32_t>(OC), kh, kw, static_cast<uint32_t>(wt->dims[1])});
+                       {static_cast<uint32_t>(OC), kh, kw, static_cast<uint32_t>(wt->shape[1])});
   op.stride_h = win->sh, op.stride_w = win->sw, op.dil_h = win->dh, op.dil_w = win->dw;
   op.pad_top = win->pt, op.pad_left = win->pl, op.pad_bottom = win->pb, op.pad_right = win->pr;
   op.groups = static_cast<uint32_t>(n.attr_int("group", 1));

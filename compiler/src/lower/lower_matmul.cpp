@@ -51,9 +51,9 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
   if (!ql && !mi) {
     const ValueId c = gemm ? n.input(2) : (n.inputs.size() > 2 ? n.input(2) : kNoValue);
     if (c >= 0) {
-      const TensorData* ct = g.constant(c);
+      const NpyArray* ct = g.constant(c);
       if (!ct) return make_error(EINVAL, "bias is not constant");
-      const bool per_column = ct->dims.size() < 2 || ct->dims[ct->dims.size() - 2] == 1;
+      const bool per_column = ct->shape.size() < 2 || ct->shape[ct->shape.size() - 2] == 1;
       if (per_column) {
         auto bias = floats_n(g, c, N, "bias");
         if (!bias) return bias.error();

@@ -115,7 +115,7 @@ Expected<void> lower_pad(Lowering& L, const Node& n) {
     op.pad_before.push_back(static_cast<uint32_t>(p));
   }
   if (rank == 0) op.pad_before = {0};
-  const DType t = L.g.value(x).dtype;
+  const std::optional<DType> t = L.g.value(x).dtype;
   if (n.input(2) >= 0) {
     if (t == DType::kFloat32) {
       auto f = floats_n(L.g, n.input(2), 1, "constant_value");

@@ -25,13 +25,13 @@ namespace {
 template <typename T>
 Expected<std::vector<T>> values_n(const Graph& g, ValueId v, size_t n, const char* what) {
   if (std::is_integral_v<T> && v < 0) return std::vector<T>(n, T{0});
-  const TensorData* t = g.constant(v);
+  const NpyArray* t = g.constant(v);
   if (!t) return make_error(EINVAL, std::string(what) + " is not constant");
   std::vector<T> f;
   if constexpr (std::is_integral_v<T>) {
-    f = t->to_ints();
+    f = format::to_ints(*t);
   } else {
-    f = t->to_floats();
+    f = format::to_floats(*t);
   }
   if (f.size() == 1) f.assign(n, f[0]);
   if (f.size() != n) {
@@ -171,11 +171,11 @@ Expected<TensorDesc> broadcast_view(Lowering& L, ValueId v, size_t rank, const P
   if (L.g.value(v).is_constant()) {
     auto s = L.constant_storage(v, as);
     if (!s) return s.error();
-    const TensorData* c = L.g.constant(v);
+    const NpyArray* c = L.g.constant(v);
     auto dt = npu_dtype(as ? *as : c->dtype, "'" + L.g.value(v).name + "'");
     if (!dt) return dt.error();
     std::vector<uint32_t> d;
-    for (int64_t x : c->dims) d.push_back(static_cast<uint32_t>(x));
+    for (int64_t x : c->shape) d.push_back(static_cast<uint32_t>(x));
     t = TensorDesc::make(s->va, *dt, d);
   } else {
     auto lv = L.logical_view(v);

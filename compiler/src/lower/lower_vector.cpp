@@ -29,7 +29,7 @@ Expected<void> lower_eltwise(Lowering& L, const Node& n) {
   codegen::EltwiseOp op;
   op.name = n.name;
   op.op = device_code(n);
-  const DType t = L.g.value(y).dtype;
+  const std::optional<DType> t = L.g.value(y).dtype;
   auto a = broadcast_view(L, n.input(0), rank, perm, t);
   if (!a) return a.error();
   auto b = broadcast_view(L, n.input(1), rank, perm, t);
@@ -139,9 +139,9 @@ Expected<void> lower_reduce(Lowering& L, const Node& n) {
   const auto rank = static_cast<int64_t>(xd->size());
   std::vector<int64_t> axes;
   if (n.input(1) >= 0) {
-    const TensorData* t = L.g.constant(n.input(1));
+    const NpyArray* t = L.g.constant(n.input(1));
     if (!t) return make_error(EINVAL, "axes are not constant");
-    axes = t->to_ints();
+    axes = format::to_ints(*t);
   } else {
     axes = n.attr_ints("axes");
   }
@@ -216,9 +216,9 @@ Expected<void> lower_quant(Lowering& L, const Node& n) {
   codegen::QuantizeOp op;
   op.name = n.name;
   op.dequantize = n.op_type == "DequantizeLinear";
-  const TensorData* st = L.g.constant(n.input(1));
+  const NpyArray* st = L.g.constant(n.input(1));
   if (!st) return make_error(EINVAL, "scale is not constant");
-  const size_t count = static_cast<size_t>(st->element_count());
+  const size_t count = static_cast<size_t>(st->num_elements());
   auto in = L.physical(x);
   if (!in) return in.error();
   auto out = L.define_desc(y, s->perm);

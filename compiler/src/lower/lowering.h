@@ -91,6 +91,6 @@ class Lowering {
 };
 
 /// NPU_DTYPE_* of an IR dtype, or an error.
-Expected<uint8_t> npu_dtype(DType t, const std::string& what);
+Expected<uint8_t> npu_dtype(std::optional<DType> t, const std::string& what);
 
 }  // namespace npu::compiler::detail

@@ -7,14 +7,14 @@
 #include <algorithm>
 
 #include "lower/lowering.h"
-#include "npu/compiler/onnx_tensor.h"
 
 namespace npu::compiler::detail {
 
 namespace {
 
-format::DType format_dtype(DType t) {
-  return to_format_dtype(t).value_or(format::DType::kFloat32);
+/// The package dtype of a value (an unknown one is written as float32).
+DType package_dtype(const Value& v) {
+  return v.dtype.value_or(DType::kFloat32);
 }
 
 /// Where a storage lives in the package's buffers, with its layout when not ONNX order.
@@ -62,7 +62,7 @@ void PackageBuilder::touch(ValueId v) {
   if (tensor_index.count(val.name)) return;
   format::TensorInfo t;
   t.name = val.name;
-  t.dtype = format_dtype(val.dtype);
+  t.dtype = package_dtype(val);
   t.shape = shape_of(val);
   t.role = g.is_graph_input(v)    ? format::TensorRole::kInput
            : g.is_graph_output(v) ? format::TensorRole::kOutput
@@ -76,7 +76,7 @@ void PackageBuilder::touch_extra(const std::string& name, const Value& like) {
   if (tensor_index.count(name)) return;
   format::TensorInfo t;
   t.name = name;
-  t.dtype = format_dtype(like.dtype);
+  t.dtype = package_dtype(like);
   t.shape = shape_of(like);
   tensor_index[name] = md.tensors.size();
   md.tensors.push_back(std::move(t));

@@ -4,7 +4,6 @@
 #include "lower/storage.h"
 
 #include "lower/lowering.h"
-#include "npu/compiler/onnx_tensor.h"
 
 namespace npu::compiler::detail {
 
@@ -23,9 +22,8 @@ Perm channels_last_perm(size_t rank) {
   return p;
 }
 
-Expected<uint8_t> npu_dtype(DType t, const std::string& what) {
-  const auto f = to_format_dtype(t);
-  const uint8_t d = f ? format::isa_dtype(*f) : 0;
+Expected<uint8_t> npu_dtype(std::optional<DType> t, const std::string& what) {
+  const uint8_t d = t ? format::isa_dtype(*t) : 0;
   if (d == 0) return make_error(EINVAL, what + ": " + dtype_name(t) + " is not a device type");
   return d;
 }
@@ -41,28 +39,31 @@ Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
 }
 
 Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as) {
-  const TensorData* c = g.constant(v);
+  const NpyArray* c = g.constant(v);
   if (!c) return make_error(EINVAL, "'" + g.value(v).name + "' is not a constant");
   if (as && *as != c->dtype) {
-    TensorData conv = TensorData::zeros(*as, c->dims);
-    if (dtype_is_integral(*as)) {
-      const auto vals = c->to_ints();
-      for (size_t i = 0; i < vals.size(); ++i) conv.set_int(static_cast<int64_t>(i), vals[i]);
+    NpyArray conv = NpyArray::zeros(*as, c->shape);
+    if (!format::dtype_is_float(*as)) {
+      const auto vals = format::to_ints(*c);
+      for (size_t i = 0; i < vals.size(); ++i)
+        format::set_int(conv, static_cast<int64_t>(i), vals[i]);
     } else {
-      const auto vals = c->to_floats();
-      for (size_t i = 0; i < vals.size(); ++i) conv.set_double(static_cast<int64_t>(i), vals[i]);
+      const auto vals = format::to_floats(*c);
+      for (size_t i = 0; i < vals.size(); ++i)
+        format::set_number(conv, static_cast<int64_t>(i), vals[i]);
     }
-    const uint64_t va = constants.add(std::as_bytes(std::span(conv.bytes)));
-    return Storage{va, conv.bytes.size(), -1, identity_perm(c->dims.size())};
+    const uint64_t va = constants.add(conv.data);
+    return Storage{va, conv.data.size(), -1, identity_perm(c->shape.size())};
   }
-  const uint64_t va = constants.add(std::as_bytes(std::span(c->bytes)));
-  return Storage{va, c->bytes.size(), -1, identity_perm(c->dims.size())};
+  const uint64_t va = constants.add(c->data);
+  return Storage{va, c->data.size(), -1, identity_perm(c->shape.size())};
 }
 
 Expected<Storage> Lowering::define(ValueId v, Perm perm) {
   auto d = dims(v);
   if (!d) return d.error();
-  const uint64_t bytes = static_cast<uint64_t>(element_count(*d)) * dtype_size(g.value(v).dtype);
+  const uint64_t bytes =
+      static_cast<uint64_t>(format::element_count(*d)) * dtype_size(g.value(v).dtype);
   const int id = arena.alloc(bytes);
   Storage s{kArenaVa + arena.offset(id), bytes, id, std::move(perm)};
   storage[static_cast<size_t>(v)] = s;

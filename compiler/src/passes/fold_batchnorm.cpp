@@ -37,32 +37,33 @@ class FoldBatchNormPass final : public Pass {
       Node& conv = g.nodes[c];
       if (conv.op_type != "Conv" || !conv.domain.empty() || conv.activation || dead[c]) continue;
       if (consumers[static_cast<size_t>(x)].size() != 1 || g.is_graph_output(x)) continue;
-      const TensorData* w = g.constant(conv.input(1));
-      const TensorData* bias = g.constant(conv.input(2));
-      if (!w || w->dtype != DType::kFloat32 || w->dims.empty()) continue;
+      const NpyArray* w = g.constant(conv.input(1));
+      const NpyArray* bias = g.constant(conv.input(2));
+      if (!w || w->dtype != DType::kFloat32 || w->shape.empty()) continue;
       if (conv.input(2) >= 0 && (!bias || bias->dtype != DType::kFloat32)) continue;
-      const TensorData* gamma = g.constant(bn.input(1));
-      const TensorData* beta = g.constant(bn.input(2));
-      const TensorData* mean = g.constant(bn.input(3));
-      const TensorData* var = g.constant(bn.input(4));
-      const int64_t oc = w->dims[0];
+      const NpyArray* gamma = g.constant(bn.input(1));
+      const NpyArray* beta = g.constant(bn.input(2));
+      const NpyArray* mean = g.constant(bn.input(3));
+      const NpyArray* var = g.constant(bn.input(4));
+      const int64_t oc = w->shape[0];
       bool params_ok = true;
-      for (const TensorData* p : {gamma, beta, mean, var}) {
-        params_ok = params_ok && p && p->dtype == DType::kFloat32 && p->element_count() == oc;
+      for (const NpyArray* p : {gamma, beta, mean, var}) {
+        params_ok = params_ok && p && p->dtype == DType::kFloat32 && p->num_elements() == oc;
       }
-      if (!params_ok || (bias && bias->element_count() != oc)) continue;
+      if (!params_ok || (bias && bias->num_elements() != oc)) continue;
 
       const double eps = bn.attr_float("epsilon", 1e-5f);
-      TensorData new_w = *w;
-      TensorData new_b = TensorData::zeros(DType::kFloat32, {oc});
-      const int64_t per_oc = oc ? w->element_count() / oc : 0;
+      NpyArray new_w = *w;
+      NpyArray new_b = NpyArray::zeros(DType::kFloat32, {oc});
+      const int64_t per_oc = oc ? w->num_elements() / oc : 0;
       for (int64_t k = 0; k < oc; ++k) {
-        const double s = gamma->as_double(k) / std::sqrt(var->as_double(k) + eps);
+        const double s = format::number_at(*gamma, k) / std::sqrt(format::number_at(*var, k) + eps);
         for (int64_t j = 0; j < per_oc; ++j) {
-          new_w.set_double(k * per_oc + j, w->as_double(k * per_oc + j) * s);
+          format::set_number(new_w, k * per_oc + j, format::number_at(*w, k * per_oc + j) * s);
         }
-        const double b0 = bias ? bias->as_double(k) : 0.0;
-        new_b.set_double(k, (b0 - mean->as_double(k)) * s + beta->as_double(k));
+        const double b0 = bias ? format::number_at(*bias, k) : 0.0;
+        format::set_number(new_b, k,
+                           (b0 - format::number_at(*mean, k)) * s + format::number_at(*beta, k));
       }
       conv.inputs.resize(std::max<size_t>(conv.inputs.size(), 3), kNoValue);
       conv.inputs[1] = g.add_constant(g.value(conv.inputs[1]).name + "_bnfold", std::move(new_w));

@@ -7,10 +7,10 @@
 // the runtime's host segments run, so a folded value is exactly what the host would compute.
 // A result larger than kMaxFoldBytes, or an operator or dtype the library does not have,
 // leaves the node alone; any other failure is an invalid model and fails the compilation.
-#include "npu/compiler/onnx_tensor.h"
 #include "npu/compiler/op_set.h"
 #include "npu/compiler/pass.h"
 #include "npu/ops/ops.h"
+#include "onnx_proto.h"
 #include "op_attributes.h"
 
 namespace npu::compiler {
@@ -42,33 +42,28 @@ class FoldConstantsPass final : public Pass {
   }
 
  private:
-  using Results = std::optional<std::vector<TensorData>>;
+  using Results = std::optional<std::vector<NpyArray>>;
 
   /// The node's outputs computed by the operator library, nullopt when it cannot be folded.
   static Expected<Results> evaluate(const Graph& g, const Node& n) {
-    std::vector<format::NpyArray> arrays;
-    arrays.reserve(n.inputs.size());
-    std::vector<const format::NpyArray*> inputs;
+    std::vector<const NpyArray*> inputs;
+    inputs.reserve(n.inputs.size());
     bool all_constant = true;
     for (ValueId in : n.inputs) {
-      const TensorData* c = g.constant(in);
+      const NpyArray* c = g.constant(in);
       if (in != kNoValue && !c) all_constant = false;
-      arrays.push_back(c ? to_npy(*c) : format::NpyArray{});
-    }
-    for (size_t k = 0; k < n.inputs.size(); ++k) {
-      inputs.push_back(n.inputs[k] == kNoValue ? nullptr : &arrays[k]);
+      inputs.push_back(c);
     }
     const std::string attrs = detail::op_attributes(n);
-    Expected<std::vector<format::NpyArray>> out = make_error(ENOTSUP, "not folded");
+    Expected<std::vector<NpyArray>> out = make_error(ENOTSUP, "not folded");
     if (all_constant) {
       out = ops::run(n.op_type, attrs, inputs, n.outputs.size(), {kMaxFoldBytes});
     } else if ((n.op_type == "Shape" || n.op_type == "Size") && n.input(0) >= 0) {
       // Shape/Size of a non-constant input: its static shape is enough.
       const Value& x = g.value(n.input(0));
       const auto dims = x.static_dims();
-      const auto dtype = to_format_dtype(x.dtype);
-      if (!dims || !dtype) return Results{};
-      out = ops::run_on_type(n.op_type, attrs, *dtype, *dims);
+      if (!dims || !x.dtype) return Results{};
+      out = ops::run_on_type(n.op_type, attrs, *x.dtype, *dims);
     } else {
       return Results{};
     }
@@ -76,22 +71,20 @@ class FoldConstantsPass final : public Pass {
       if (out.error().code == ENOTSUP || out.error().code == EFBIG) return Results{};
       return out.error();
     }
-    std::vector<TensorData> results;
-    for (const format::NpyArray& a : *out) {
-      auto t = from_npy(a, "result");
-      if (!t) return Results{};  // a dtype the IR does not represent: leave it to the host
-      results.push_back(std::move(*t));
+    for (const NpyArray& a : *out) {
+      // A dtype the IR does not hold (float16, uint16, ...): leave the node to the host.
+      if (!detail::accepted_dtype(a.dtype)) return Results{};
     }
-    return Results{std::move(results)};
+    return Results{std::move(*out)};
   }
 
-  static void apply(Graph& g, const Node& n, std::vector<TensorData> results) {
+  static void apply(Graph& g, const Node& n, std::vector<NpyArray> results) {
     for (size_t o = 0; o < n.outputs.size() && o < results.size(); ++o) {
       if (n.outputs[o] < 0) continue;
       Value& v = g.value(n.outputs[o]);
       v.dtype = results[o].dtype;
-      v.shape = make_shape(results[o].dims);
-      v.constant = std::make_shared<const TensorData>(std::move(results[o]));
+      v.shape = make_shape(results[o].shape);
+      v.constant = std::make_shared<const NpyArray>(std::move(results[o]));
     }
   }
 };

@@ -32,9 +32,9 @@ std::optional<FusedActivation> as_activation(const Graph& g, const Node& n) {
     a.beta = std::numeric_limits<float>::infinity();
     for (size_t i = 1; i <= 2; ++i) {
       if (n.input(i) < 0) continue;
-      const TensorData* t = g.constant(n.input(i));
-      if (!t || t->element_count() != 1) return std::nullopt;
-      (i == 1 ? a.alpha : a.beta) = static_cast<float>(t->as_double(0));
+      const NpyArray* t = g.constant(n.input(i));
+      if (!t || t->num_elements() != 1) return std::nullopt;
+      (i == 1 ? a.alpha : a.beta) = static_cast<float>(format::number_at(*t, 0));
     }
     return a;
   }

@@ -11,22 +11,22 @@ namespace {
 
 // Per-channel values of `c` broadcast against an output of rank `rank` whose channel axis
 // is `axis` with `channels` entries; nullopt if `c` varies along any other axis.
-std::optional<std::vector<double>> per_channel(const TensorData& c, size_t rank, size_t axis,
+std::optional<std::vector<double>> per_channel(const NpyArray& c, size_t rank, size_t axis,
                                                int64_t channels) {
-  if (c.dims.size() > rank) return std::nullopt;
-  const size_t lead = rank - c.dims.size();
+  if (c.shape.size() > rank) return std::nullopt;
+  const size_t lead = rank - c.shape.size();
   int64_t along = 1;
-  for (size_t i = 0; i < c.dims.size(); ++i) {
+  for (size_t i = 0; i < c.shape.size(); ++i) {
     if (i + lead == axis) {
-      along = c.dims[i];
-    } else if (c.dims[i] != 1) {
+      along = c.shape[i];
+    } else if (c.shape[i] != 1) {
       return std::nullopt;
     }
   }
   if (along != 1 && along != channels) return std::nullopt;
   std::vector<double> v(static_cast<size_t>(channels));
   for (int64_t k = 0; k < channels; ++k)
-    v[static_cast<size_t>(k)] = c.as_double(along == 1 ? 0 : k);
+    v[static_cast<size_t>(k)] = format::number_at(c, along == 1 ? 0 : k);
   return v;
 }
 
@@ -44,7 +44,7 @@ class FuseBiasPass final : public Pass {
       if (add.op_type != "Add" || !add.domain.empty() || add.inputs.size() != 2) continue;
       for (int side = 0; side < 2; ++side) {
         const ValueId y = add.inputs[static_cast<size_t>(side)];
-        const TensorData* c = g.constant(add.inputs[static_cast<size_t>(1 - side)]);
+        const NpyArray* c = g.constant(add.inputs[static_cast<size_t>(1 - side)]);
         if (y < 0 || !c || c->dtype != DType::kFloat32 || g.value(y).is_constant()) continue;
         const int p = producers[static_cast<size_t>(y)];
         if (p < 0 || dead[static_cast<size_t>(p)] ||
@@ -71,7 +71,7 @@ class FuseBiasPass final : public Pass {
   }
 
   // Adds the per-channel constant `c` to op's bias; false if the pattern does not apply.
-  static bool fuse(Graph& g, Node& op, const TensorData& c) {
+  static bool fuse(Graph& g, Node& op, const NpyArray& c) {
     if (!op.domain.empty() || op.activation || op.outputs.empty()) return false;
     const Value& out = g.value(op.outputs[0]);
     const auto dims = out.static_dims();
@@ -92,7 +92,7 @@ class FuseBiasPass final : public Pass {
     if (!add) return false;
     std::vector<double> bias(static_cast<size_t>(channels), 0.0);
     if (op.input(bias_input) >= 0) {
-      const TensorData* old = g.constant(op.input(bias_input));
+      const NpyArray* old = g.constant(op.input(bias_input));
       if (!old || old->dtype != DType::kFloat32) return false;
       const double beta = op.op_type == "Gemm" ? op.attr_float("beta", 1.0f) : 1.0;
       auto prev =
@@ -100,9 +100,9 @@ class FuseBiasPass final : public Pass {
       if (!prev) return false;  // a Gemm C that is not a per-column vector
       for (size_t k = 0; k < bias.size(); ++k) bias[k] = beta * (*prev)[k];
     }
-    TensorData b = TensorData::zeros(DType::kFloat32, {channels});
+    NpyArray b = NpyArray::zeros(DType::kFloat32, {channels});
     for (size_t k = 0; k < bias.size(); ++k)
-      b.set_double(static_cast<int64_t>(k), bias[k] + (*add)[k]);
+      format::set_number(b, static_cast<int64_t>(k), bias[k] + (*add)[k]);
     if (op.inputs.size() <= bias_input) op.inputs.resize(bias_input + 1, kNoValue);
     op.inputs[bias_input] = g.add_constant(op.name + "_bias", std::move(b));
     if (op.op_type == "Gemm") op.attrs["beta"] = 1.0f;

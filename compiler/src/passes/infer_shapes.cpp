@@ -10,7 +10,6 @@
 
 #include <unordered_map>
 
-#include "npu/compiler/onnx_tensor.h"
 #include "npu/compiler/pass.h"
 #include "npu/ops/registry.h"
 #include "onnx_proto.h"
@@ -61,14 +60,14 @@ class InferShapesPass final : public Pass {
     for (ValueId v : n.inputs) {
       if (v < 0) return false;
       const auto dims = g.value(v).static_dims();
-      const auto dtype = to_format_dtype(g.value(v).dtype);
+      const auto dtype = g.value(v).dtype;
       if (!dims || !dtype) return false;
       inputs.push_back({*dtype, *dims});
     }
     auto out = ops::infer_output(n.op_type, inputs);
     if (!out || !*out) return false;
     Value inferred;
-    inferred.dtype = from_format_dtype((*out)->dtype);
+    if (detail::accepted_dtype((*out)->dtype)) inferred.dtype = (*out)->dtype;
     inferred.shape = make_shape((*out)->shape);
     return merge(g.value(n.outputs[0]), inferred);
   }
@@ -76,7 +75,7 @@ class InferShapesPass final : public Pass {
   // Takes the inferred dtype/shape where ours is unknown; dims only go from unknown to known.
   static bool merge(Value& v, const Value& inferred) {
     bool changed = false;
-    if (v.dtype == DType::kUndefined && inferred.dtype != DType::kUndefined) {
+    if (!v.dtype && inferred.dtype) {
       v.dtype = inferred.dtype;
       changed = true;
     }

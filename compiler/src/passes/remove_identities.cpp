@@ -12,10 +12,10 @@ namespace npu::compiler {
 
 namespace {
 
-bool all_equal(const TensorData* t, double x) {
+bool all_equal(const NpyArray* t, double x) {
   if (!t) return false;
-  for (int64_t i = 0; i < t->element_count(); ++i) {
-    if (t->as_double(i) != x) return false;
+  for (int64_t i = 0; i < t->num_elements(); ++i) {
+    if (format::number_at(*t, i) != x) return false;
   }
   return true;
 }
@@ -62,7 +62,7 @@ class RemoveIdentitiesPass final : public Pass {
     }
     if (op == "Identity") return x;
     if (op == "Dropout") {
-      const TensorData* training = g.constant(n.input(2));
+      const NpyArray* training = g.constant(n.input(2));
       if (n.input(2) >= 0 && (!training || !all_equal(training, 0))) return kNoValue;
       return x;
     }
@@ -83,9 +83,9 @@ class RemoveIdentitiesPass final : public Pass {
     if (op == "Slice") {
       // Same shape and no negative step: the whole tensor, in order.
       if (n.input(4) < 0) return x;
-      const TensorData* steps = g.constant(n.input(4));
+      const NpyArray* steps = g.constant(n.input(4));
       if (!steps) return kNoValue;
-      for (int64_t s : steps->to_ints()) {
+      for (int64_t s : format::to_ints(*steps)) {
         if (s < 0) return kNoValue;
       }
       return x;

@@ -15,10 +15,30 @@
 #include <variant>
 #include <vector>
 
-#include "npu/compiler/tensor_data.h"
 #include "npu/expected.h"
+#include "npu/format/array_values.h"
+#include "npu/format/dtype.h"
+#include "npu/format/npy.h"
+#include "npu/format/shape.h"
 
 namespace npu::compiler {
+
+/// The IR's element types are the format library's (npu/format/dtype.h): one vocabulary from
+/// the importer to the runtime. ONNX import accepts float32, float64, int8, uint8, int32, int64
+/// and bool (the TensorProto.DataType mapping in onnx_proto.cpp is that rule); folding keeps
+/// to the same set.
+using format::DType;
+/// Constant tensors (initializers, Constant nodes, TENSOR attributes, folded values,
+/// rewritten weights) are NpyArrays, the stack's one tensor type, read and built with the
+/// helpers of npu/format/array_values.h. Values own them through shared_ptr<const NpyArray>,
+/// so a pass that rewrites a weight adds a new array instead of mutating one that another
+/// value (or a copy of the graph) may share.
+using format::NpyArray;
+
+/// "float32", ... (format::dtype_name), or "undefined" for an unknown element type.
+const char* dtype_name(std::optional<DType> t);
+/// Bytes per element (format::dtype_size), 0 for an unknown element type.
+size_t dtype_size(std::optional<DType> t);
 
 /// Index of a Value in its Graph; kNoValue marks an omitted optional input.
 using ValueId = int32_t;
@@ -39,7 +59,7 @@ using Shape = std::vector<Dim>;
 
 /// Shape from static dims.
 Shape make_shape(const std::vector<int64_t>& dims);
-/// "[1,3,N,?]" (N a symbol, ? unknown).
+/// "[1, 3, N, ?]" (N a symbol, ? unknown): format::shape_text() with unknown dims as "?".
 std::string shape_to_string(const Shape& s);
 
 /// Quantization parameters of an int8/uint8 tensor (ONNX QuantizeLinear semantics): one
@@ -59,9 +79,9 @@ const char* layout_name(Layout l);
 /// A tensor edge of the graph.
 struct Value {
   std::string name;
-  DType dtype = DType::kUndefined;
-  std::optional<Shape> shape;                  // nullopt: rank unknown
-  std::shared_ptr<const TensorData> constant;  // set for initializers and folded values
+  std::optional<DType> dtype;                // nullopt: element type unknown
+  std::optional<Shape> shape;                // nullopt: rank unknown
+  std::shared_ptr<const NpyArray> constant;  // set for initializers and folded values
   std::optional<QuantInfo> quant;
   Layout layout = Layout::kOnnx;
 
@@ -72,7 +92,7 @@ struct Value {
 
 /// Typed attribute values (ONNX AttributeProto FLOAT/INT/STRING/TENSOR/FLOATS/INTS/STRINGS).
 using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
-                               std::vector<float>, std::vector<std::string>, TensorData>;
+                               std::vector<float>, std::vector<std::string>, NpyArray>;
 
 /// An activation fused into a Conv/Gemm/MatMul: the ONNX op it came from ("Relu", "Clip",
 /// "LeakyRelu", "Sigmoid", ...) with its parameters (Clip: alpha = min, beta = max;
@@ -113,7 +133,7 @@ struct Node {
   std::string attr_string(const std::string& key, const std::string& fallback = {}) const;
   std::vector<int64_t> attr_ints(const std::string& key,
                                  const std::vector<int64_t>& fallback = {}) const;
-  const TensorData* attr_tensor(const std::string& key) const;
+  const NpyArray* attr_tensor(const std::string& key) const;
 };
 
 /// A model graph. Nodes are kept in topological order (verify() checks it); Values live in
@@ -129,7 +149,7 @@ class Graph {
   /// Adds a value; its name must be unique (use unique_name()).
   ValueId add_value(Value v);
   /// Adds a constant value named after `hint` (made unique).
-  ValueId add_constant(std::string_view hint, TensorData data);
+  ValueId add_constant(std::string_view hint, NpyArray data);
   Value& value(ValueId id) { return values_.at(static_cast<size_t>(id)); }
   const Value& value(ValueId id) const { return values_.at(static_cast<size_t>(id)); }
   size_t num_values() const { return values_.size(); }
@@ -140,7 +160,7 @@ class Graph {
   void rename_value(ValueId id, const std::string& new_name);
 
   /// The constant data of `id`, or nullptr (also for kNoValue).
-  const TensorData* constant(ValueId id) const;
+  const NpyArray* constant(ValueId id) const;
   bool is_graph_input(ValueId id) const;
   bool is_graph_output(ValueId id) const;
 

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "npu/compiler/graph.h"
-#include "npu/compiler/tensor_data.h"
 #include "npu/expected.h"
 
 namespace npu::compiler {
@@ -26,8 +25,10 @@ struct ImportOptions {
   /// Sizes of symbolic dims by name (e.g. {"batch", 4}).
   std::map<std::string, int64_t> dim_values;
   /// Graph inputs fixed as constants (an input that sets a Reshape's shape, a Pad's pads or a
-  /// Clip's bounds): they become initializers and leave the graph's input list.
-  std::map<std::string, TensorData> constant_inputs;
+  /// Clip's bounds): they become initializers and leave the graph's input list. An array of an
+  /// element type the IR does not accept (float16, ...) or whose data does not match its shape
+  /// is an error naming the input.
+  std::map<std::string, NpyArray> constant_inputs;
   /// Import operators outside the supported set instead of failing (they stay on the host
   /// with the reason "unsupported operator").
   bool allow_unsupported_ops = false;

@@ -35,6 +35,9 @@ std::optional<DType> dtype_from_name(std::string_view name);
 const char* npy_descr(DType t);
 /// The ISA element type (NPU_DTYPE_*) of a dtype the device computes on, or 0 for none.
 uint8_t isa_dtype(DType t);
+/// True for the floating-point types (float16, float32, float64); false for bool and the
+/// integers.
+bool dtype_is_float(DType t);
 
 /// The DType of a C++ element type (bool, int8_t..uint64_t, float, double).
 template <typename T>

@@ -13,6 +13,7 @@
 
 #include "npu/expected.h"
 #include "npu/format/dtype.h"
+#include "npu/format/shape.h"
 
 namespace npu::format {
 
@@ -25,17 +26,6 @@ enum class Layout : uint8_t { kPlain, kNHWC, kNCHW };
 enum class BufferKind : uint8_t { kConstants, kActivations, kInput, kOutput };
 enum class Access : uint8_t { kRead = 1, kWrite = 2, kReadWrite = 3 };
 enum class SegmentKind : uint8_t { kDevice, kHost };
-
-/// One dimension: a size >= 0, or a symbol ("N", "batch") bound at run time.
-struct Dim {
-  int64_t size = 0;
-  std::string symbol = {};  // non-empty: symbolic
-
-  bool symbolic() const { return !symbol.empty(); }
-  static Dim fixed(int64_t n) { return Dim{n, {}}; }
-  static Dim named(std::string s) { return Dim{0, std::move(s)}; }
-  bool operator==(const Dim&) const = default;
-};
 
 /// Affine quantization real = scale * (q - zero_point): per tensor (one scale, no axis) or per
 /// axis (one scale and zero point per index of `axis`).

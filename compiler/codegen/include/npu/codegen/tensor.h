@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "npu/format/shape.h"
 #include "npu/isa/dtype.h"
 #include "npu_isa.h"
 
@@ -48,9 +49,8 @@ struct TensorDesc {
   }
   /// "[1, 56, 56, 64] int8".
   std::string str() const {
-    std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-    return s + "] " + isa::dtype_name(dtype);
+    const std::vector<int64_t> d(dims.begin(), dims.end());
+    return format::shape_text(d) + " " + isa::dtype_name(dtype);
   }
 };
 
