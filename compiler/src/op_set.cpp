@@ -1,6 +1,7 @@
 // The supported operator set: the operator registry's rows with their device family.
 #include "npu/compiler/op_set.h"
 
+#include <cstdio>
 #include <map>
 
 namespace npu::compiler {
@@ -32,6 +33,28 @@ const OpInfo* find_op(std::string_view op_type) {
   }();
   const auto it = index.find(op_type);
   return it == index.end() ? nullptr : it->second;
+}
+
+std::string format_supported_ops() {
+  std::string out = "operator            opsets  device      input 0 types / attributes\n";
+  for (const OpInfo& op : supported_ops()) {
+    const ops::OpSchema& s = *op.schema;
+    char line[96];
+    std::snprintf(line, sizeof line, "%-19.*s %2lld-%-4lld %-11s ",
+                  static_cast<int>(op.op_type.size()), op.op_type.data(),
+                  static_cast<long long>(s.since), static_cast<long long>(s.until),
+                  op_class_name(op.op_class));
+    out += line + s.types.to_string() + "\n";
+    if (s.attributes.empty()) continue;
+    std::string attrs;
+    for (const ops::AttrSchema& a : s.attributes) {
+      attrs += " " + a.name + ":" + ops::attr_type_name(a.type);
+      if (a.default_value) attrs += "=" + *a.default_value;
+      if (a.required) attrs += "!";
+    }
+    out += std::string(39, ' ') + attrs.substr(1) + "\n";
+  }
+  return out;
 }
 
 }  // namespace npu::compiler

@@ -34,6 +34,8 @@ inline std::optional<int> parse_args(CLI::App& app, int argc, char** argv, std::
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::Success&) {  // an option that did its job while parsing (--list-ops)
+    return 0;
   } catch (const CLI::ParseError& e) {
     return fail(tool, e.what());
   }

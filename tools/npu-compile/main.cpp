@@ -1,5 +1,6 @@
 // npu-compile: compiles an ONNX model into a model package (docs/tools.md).
 //   npu-compile MODEL.onnx -o OUT.npub [--device-config FILE] [--report] [--input-shape ...]
+//   npu-compile --list-ops
 // Exit status: 0 ok, 1 any error (one line on stderr).
 #include <CLI/CLI.hpp>
 
@@ -9,6 +10,7 @@
 #include "compile_cli.h"
 #include "model_cli.h"
 #include "npu/compiler/compile.h"
+#include "npu/compiler/op_set.h"
 #include "npu/format/package.h"
 
 int main(int argc, char** argv) {
@@ -18,6 +20,13 @@ int main(int argc, char** argv) {
   app.add_option("MODEL", flags.model, "the model (.onnx)")->required();
   app.add_option("-o,--output", output, "the package to write (.npub)")->required();
   npu::tools::add_compile_flags(app, flags);
+  app.add_flag_callback(
+      "--list-ops",
+      [] {
+        std::cout << npu::compiler::format_supported_ops();
+        throw CLI::Success();
+      },
+      "print the supported operators (opsets, device family, types, attributes) and exit");
   if (auto status = npu::tools::parse_args(app, argc, argv, "npu-compile")) return *status;
   auto options = npu::tools::compile_options(flags, nullptr);
   if (!options) return npu::tools::fail("npu-compile", options.error().message);

@@ -6,6 +6,7 @@
 // operator"). Read-only after first use; safe from any thread.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -47,5 +48,8 @@ struct OpInfo {
 const OpInfo* find_op(std::string_view op_type);
 /// The whole supported set, in the registry's order (for docs and tools).
 const std::vector<OpInfo>& supported_ops();
+/// The supported set as a table, one line per operator: name, opsets, device family (or
+/// "host"), input-0 element types, attributes ("npu-compile --list-ops").
+std::string format_supported_ops();
 
 }  // namespace npu::compiler
