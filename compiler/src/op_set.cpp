@@ -8,8 +8,10 @@ namespace npu::compiler {
 
 const char* op_class_name(OpClass c) {
   static constexpr const char* kNames[kNumOpClasses] = {
-      "conv",   "matmul",    "eltwise", "activation", "pool", "softmax", "norm", "quant",
-      "reduce", "transpose", "reshape", "concat",     "pad",  "noop",    "host"};
+#define NPU_FAMILY(Class, Name, Support, Lower, Int32) Name,
+#include "npu/compiler/device_families.def"
+#undef NPU_FAMILY
+  };
   return kNames[static_cast<size_t>(c)];
 }
 

@@ -239,17 +239,15 @@ std::string host_reason(const Graph&, const Node&) {
 }
 
 /// The support rule of each device family (OpClass order) and whether the family takes int32
-/// operands.
+/// operands (npu/compiler/device_families.def).
 struct FamilyRule {
   std::string (*reason)(const Graph&, const Node&);
   bool int32_ok;
 };
 constexpr FamilyRule kFamilyRules[kNumOpClasses] = {
-    {conv_reason, true},       {matmul_reason, true},  {eltwise_reason, true},
-    {activation_reason, true}, {pool_reason, false},   {softmax_reason, false},
-    {norm_reason, false},      {quant_reason, true},   {reduce_reason, false},
-    {transpose_reason, true},  {reshape_reason, true}, {concat_reason, true},
-    {pad_reason, true},        {noop_reason, true},    {host_reason, false},
+#define NPU_FAMILY(Class, Name, Support, Lower, Int32) {Support, Int32},
+#include "npu/compiler/device_families.def"
+#undef NPU_FAMILY
 };
 
 }  // namespace

@@ -200,26 +200,18 @@ Expected<TensorDesc> broadcast_view(Lowering& L, ValueId v, size_t rank, const P
 }
 
 // The op type -> family entry map (the operator registry's lowering hook to be).
+Expected<void> lower_host(Lowering&, const Node& n) {
+  return make_error(EINVAL, "no device lowering for " + n.op_type);
+}
+
 namespace {
 
-/// The lowering of each device family (OpClass order, npu/compiler/op_set.h); the operator
-/// registry's Device column maps each operator to its family.
+/// The lowering of each device family (OpClass order, npu/compiler/device_families.def); the
+/// operator registry's Device column maps each operator to its family.
 constexpr LowerFn kFamilyLowerings[kNumOpClasses] = {
-    lower_conv,        // kConv
-    lower_matmul,      // kMatMul
-    lower_eltwise,     // kEltwise
-    lower_activation,  // kActivation
-    lower_pool,        // kPool
-    lower_softmax,     // kSoftmax
-    lower_batchnorm,   // kNorm
-    lower_quant,       // kQuant
-    lower_reduce,      // kReduce
-    lower_transpose,   // kTranspose
-    lower_view,        // kReshape
-    lower_concat,      // kConcat
-    lower_pad,         // kPad
-    lower_view,        // kNoOp
-    nullptr,           // kHost
+#define NPU_FAMILY(Class, Name, Support, Lower, Int32) Lower,
+#include "npu/compiler/device_families.def"
+#undef NPU_FAMILY
 };
 
 }  // namespace
@@ -227,9 +219,8 @@ constexpr LowerFn kFamilyLowerings[kNumOpClasses] = {
 Expected<void> Lowering::lower_node(const Node& n) {
   if (!n.domain.empty()) return make_error(EINVAL, "operator of domain '" + n.domain + "'");
   const OpInfo* op = find_op(n.op_type);
-  const LowerFn lower = op ? kFamilyLowerings[static_cast<size_t>(op->op_class)] : nullptr;
-  if (!lower) return make_error(EINVAL, "no device lowering for " + n.op_type);
-  return lower(*this, n);
+  if (!op) return make_error(EINVAL, "no device lowering for " + n.op_type);
+  return kFamilyLowerings[static_cast<size_t>(op->op_class)](*this, n);
 }
 
 }  // namespace npu::compiler::detail

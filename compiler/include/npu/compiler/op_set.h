@@ -14,26 +14,18 @@
 
 namespace npu::compiler {
 
-/// The device families of the registry's Device column, one support rule (support.cpp) and
-/// one lowering (lower/) each.
+/// The device families (npu/compiler/device_families.def): one support rule (support.cpp) and
+/// one lowering (lower/) each; the registry's Device column maps every operator to one.
 enum class OpClass : uint8_t {
-  kConv,        // Conv, ConvInteger, QLinearConv: the matrix engine's CONV2D
-  kMatMul,      // MatMul, Gemm, MatMulInteger, QLinearMatMul: MATMUL
-  kEltwise,     // binary elementwise with broadcasting: ELTWISE
-  kActivation,  // unary elementwise: ACTIVATION
-  kPool,        // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: POOL
-  kSoftmax,     // Softmax, LogSoftmax: SOFTMAX
-  kNorm,        // BatchNormalization: SCALE_SHIFT
-  kQuant,       // QuantizeLinear, DequantizeLinear: QUANTIZE / DEQUANTIZE
-  kReduce,      // ReduceMean, ReduceSum, ReduceMax, ReduceMin: REDUCE
-  kTranspose,   // Transpose: TRANSPOSE (or an alias)
-  kReshape,     // Reshape, Flatten, Squeeze, Unsqueeze: an alias of the input's bytes
-  kConcat,      // Concat: one DMA copy per input
-  kPad,         // Pad: DMA fill and copy
-  kNoOp,        // Identity, Dropout: removed by the passes
-  kHost,        // no device implementation: the operator library on the host
+#define NPU_FAMILY(Class, Name, Support, Lower, Int32) k##Class,
+#include "npu/compiler/device_families.def"
+#undef NPU_FAMILY
 };
-inline constexpr size_t kNumOpClasses = static_cast<size_t>(OpClass::kHost) + 1;
+inline constexpr size_t kNumOpClasses = 0
+#define NPU_FAMILY(Class, Name, Support, Lower, Int32) +1
+#include "npu/compiler/device_families.def"
+#undef NPU_FAMILY
+    ;
 
 /// "conv", "matmul", ... (lowercase family name).
 const char* op_class_name(OpClass c);
