@@ -11,12 +11,6 @@
 
 namespace npu::ops::detail {
 
-int64_t count(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 Error op_error(const OpCall& c, const std::string& what) {
   return make_error(EINVAL, c.op + ": " + what);
 }

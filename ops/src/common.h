@@ -71,7 +71,10 @@ using HostOutputs = Expected<std::vector<NpyArray>>;
 inline std::string shape_text(const Shape& s) {
   return format::shape_text(s);
 }
-int64_t count(const Shape& s);
+/// Elements of a shape (format::element_count: -1 for a negative dim or an overflow).
+inline int64_t count(const Shape& s) {
+  return format::element_count(s);
+}
 Error op_error(const OpCall& c, const std::string& what);
 /// Input i, or an error when it is absent.
 Expected<const NpyArray*> input(const OpCall& c, size_t i);
