@@ -52,8 +52,14 @@ endif()
 find_program(NM_PROGRAM nm REQUIRED)
 list(GET libnpu_archives 0 libnpu_archive)
 run(COMMAND ${NM_PROGRAM} -C ${libnpu_archive})
-string(REGEX MATCHALL "[^\n]*(npu::emu::|EmulatorKernel|npu_emu_|npu::Model)[^\n]*" leaked
-       "${RUN_OUTPUT}")
+# Line by line (a regex over the whole output backtracks quadratically on the large symbol
+# table of a sanitizer build). Brackets and semicolons in demangled names are escaped first.
+string(REPLACE "[" "<" nm_text "${RUN_OUTPUT}")
+string(REPLACE "]" ">" nm_text "${nm_text}")
+string(REPLACE ";" "," nm_text "${nm_text}")
+string(REPLACE "\n" ";" nm_lines "${nm_text}")
+set(leaked ${nm_lines})
+list(FILTER leaked INCLUDE REGEX "npu::emu::|EmulatorKernel|npu_emu_|npu::Model")
 if(leaked)
   list(LENGTH leaked n_leaked)
   list(SUBLIST leaked 0 10 first_leaked)
@@ -61,7 +67,8 @@ if(leaked)
   message(FATAL_ERROR "${libnpu_archive}: ${n_leaked} emulator/runtime symbols in libnpu, "
                       "e.g.\n${first_leaked}")
 endif()
-string(REGEX MATCHALL "\n[0-9a-f]+ T npu::" defined "${RUN_OUTPUT}")
+set(defined ${nm_lines})
+list(FILTER defined INCLUDE REGEX "^[0-9a-f]+ T npu::")
 list(LENGTH defined n_defined)
 message(STATUS "nm ${libnpu_archive}: ${n_defined} npu:: functions defined, none of the "
                "emulator (npu::emu::, EmulatorKernel, npu_emu_) or the runtime (npu::Model)")
