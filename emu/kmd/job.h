@@ -27,6 +27,7 @@ struct Job {
   isa::Program program;
   Mmu mmu;
   std::vector<std::shared_ptr<BoMemory>> bos;
+  bool racecheck = false;  // SUBMIT's RACECHECK flag or the device config's racecheck
 
   // Results (scheduler lock).
   bool retired = false;

@@ -103,7 +103,7 @@ void Scheduler::run_loop() {
     if (wake_watchdog) watchdog_cv_.notify_one();
 
     log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
-    JobResult result = device_.run(job->program, job->mmu);
+    JobResult result = device_.run(job->program, job->mmu, {.racecheck = job->racecheck});
     const uint64_t end_ns = monotonic_ns();
     job->release_inputs();  // the runner owns the inputs of a dequeued job
 
@@ -133,6 +133,7 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
     if (auto old = ctx.find(job.seqno - Context::kTimelineRetained)) {
       old->profile.timeline = {};
       old->profile.irq_values = {};
+      old->profile.race.hazards = {};
     }
   }
 

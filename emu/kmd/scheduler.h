@@ -55,6 +55,8 @@ class Scheduler {
   drm_npu_context_state context_state(const Context& ctx);
   /// QUERY JOB_PROFILE: header plus entries into `out`. 0, -ENOENT, -EBUSY (not retired).
   int job_profile(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
+  /// QUERY JOB_HAZARDS: header plus hazards into `out`. 0, -ENOENT, -EBUSY (not retired).
+  int job_hazards(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
   /// QUERY COUNTERS.
   drm_npu_counters counters();
 
