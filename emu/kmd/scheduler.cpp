@@ -103,7 +103,9 @@ void Scheduler::run_loop() {
     if (wake_watchdog) watchdog_cv_.notify_one();
 
     log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
-    JobResult result = device_.run(job->program, job->mmu, {.racecheck = job->racecheck});
+    JobOptions options;
+    options.racecheck = job->racecheck;
+    JobResult result = device_.run(job->program, job->mmu, options);
     const uint64_t end_ns = monotonic_ns();
     job->release_inputs();  // the runner owns the inputs of a dequeued job
 
