@@ -31,8 +31,8 @@ std::vector<EngineInfo> default_engines() {
   return engines;
 }
 
-/// One flow arrow per hazard, from its first command's slice to its second's (both must be
-/// in the timeline; the ids are the hazards' positions, from 1).
+/// One flow arrow per hazard between the slices of its two commands (both must be in the
+/// timeline), from the one that ran first; the ids are the hazards' positions, from 1.
 template <typename ToUs>
 void add_hazard_flows(const JobProfile& profile, const TraceOptions& options, ToUs us,
                       json& events) {
@@ -47,10 +47,13 @@ void add_hazard_flows(const JobProfile& profile, const TraceOptions& options, To
   };
   uint64_t id = 0;
   for (const Hazard& h : options.hazards) {
-    const auto a = at.find(h.first.cmd_index);
-    const auto b = at.find(h.second.cmd_index);
+    auto a = at.find(h.first.cmd_index);
+    auto b = at.find(h.second.cmd_index);
     ++id;
     if (a == at.end() || b == at.end()) continue;
+    // The arrow runs forward in time: a racing command may well run before the one earlier
+    // in the buffer.
+    if (mid(*b->second) < mid(*a->second)) std::swap(a, b);
     const std::string name = fmt::format("{} {} [{:#x}, {:#x})", hazard_kind_name(h.kind),
                                          memory_space_name(h.space), h.begin, h.end);
     events.push_back({{"name", name},

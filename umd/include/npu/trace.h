@@ -11,8 +11,8 @@
 // Marker ids and fence irq flags come from TraceOptions::commands; without them markers are
 // named "marker" and fence interrupts are not shown. Each hazard of TraceOptions::hazards
 // (the synchronization checker's, docs/racecheck.md) is a flow arrow ("ph": "s" then "f",
-// "cat": "hazard", named "RAW sram [0x0, 0x40)", args {text}) from the slice of its first
-// command to the slice of its second, so both commands stand out in Perfetto.
+// "cat": "hazard", named "RAW sram [0x0, 0x40)", args {text}) between the slices of its two
+// commands, from the one that ran first, so both commands stand out in Perfetto.
 #pragma once
 
 #include <cstdint>
