@@ -69,6 +69,8 @@ class Scheduler {
   std::shared_ptr<Job> pick_locked();
   void retire_locked(Job& job, JobResult&& result, uint64_t end_ns, bool reset_by_watchdog);
   void ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno);
+  /// Logs the hazards of a job the device config had checked (no caller reads them).
+  void log_hazards_locked(const Job& job);
   void abort_queued_locked(Context& ctx);
   void account_locked(const JobProfile& p);
 

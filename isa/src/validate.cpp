@@ -195,6 +195,19 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
   return prog;
 }
 
+const char* hazard_kind_name(uint32_t kind) {
+  switch (kind) {
+    case DRM_NPU_HAZARD_RAW:
+      return "RAW";
+    case DRM_NPU_HAZARD_WAR:
+      return "WAR";
+    case DRM_NPU_HAZARD_WAW:
+      return "WAW";
+    default:
+      return "?";
+  }
+}
+
 const char* fault_kind_name(uint32_t kind) {
   switch (kind) {
     case DRM_NPU_FAULT_NONE:

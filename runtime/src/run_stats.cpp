@@ -69,10 +69,8 @@ HazardReport RunStats::merged_hazards() const {
   HazardReport r;
   r.checked = true;
   uint32_t cmd_base = 0;
-  bool any_device = false;
   for (const auto& s : segments) {
     if (s.kind == format::SegmentKind::kDevice) {
-      any_device = true;
       if (!s.hazards || !s.hazards->checked) r.checked = false;
       if (s.hazards) {
         r.partial = r.partial || s.hazards->partial;
@@ -86,7 +84,6 @@ HazardReport RunStats::merged_hazards() const {
     }
     cmd_base += static_cast<uint32_t>(s.commands.size());
   }
-  r.checked = r.checked && any_device;
   return r;
 }
 

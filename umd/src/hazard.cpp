@@ -6,19 +6,12 @@
 #include <memory>
 
 #include "npu/isa/opcodes.h"
+#include "npu/isa/validate.h"
 
 namespace npu {
 
 const char* hazard_kind_name(HazardKind kind) {
-  switch (kind) {
-    case HazardKind::kRaw:
-      return "RAW";
-    case HazardKind::kWar:
-      return "WAR";
-    case HazardKind::kWaw:
-      return "WAW";
-  }
-  return "?";
+  return isa::hazard_kind_name(static_cast<uint32_t>(kind));
 }
 
 const char* memory_space_name(MemorySpace space) {

@@ -64,4 +64,7 @@ uint64_t program_features(std::span<const npu_cmd> cmds);
 /// "semaphore", "watchdog") or "unknown".
 const char* fault_kind_name(uint32_t kind);
 
+/// Name of a DRM_NPU_HAZARD_* kind ("RAW", "WAR", "WAW") or "?".
+const char* hazard_kind_name(uint32_t kind);
+
 }  // namespace npu::isa
