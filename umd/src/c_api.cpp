@@ -243,8 +243,8 @@ npu_status_t npu_cmdbuf_submit(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uin
   npu::FinalizeOptions options;
   options.skip_validation = (flags & NPU_SUBMIT_SKIP_VALIDATION) != 0;
   if (auto f = cmdbuf->cmdbuf.finalize(options); !f) return fail("npu_cmdbuf_submit", f.error());
-  auto job = context->context.submit(cmdbuf->cmdbuf,
-                                    {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0});
+  auto job =
+      context->context.submit(cmdbuf->cmdbuf, {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0});
   if (!job) return fail("npu_cmdbuf_submit", job.error());
   *out = new (std::nothrow) npu_job{std::move(*job)};
   return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_submit", ENOMEM, "out of host memory");

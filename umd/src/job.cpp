@@ -108,7 +108,8 @@ Expected<std::vector<std::byte>> query_job(const detail::ContextHandle& ctx, uin
 
 Expected<JobProfile> Job::profile() const {
   const std::string who = fmt::format("profile: ctx {} seqno {}", ctx_->id, seqno_);
-  auto bytes = query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_PROFILE, sizeof(drm_npu_job_profile), who);
+  auto bytes =
+      query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_PROFILE, sizeof(drm_npu_job_profile), who);
   if (!bytes) return bytes.error();
   const std::vector<std::byte>& raw = *bytes;
 
@@ -152,8 +153,8 @@ Expected<HazardReport> Job::hazards() const {
   std::memcpy(&h, raw.data(), sizeof(h));
   const size_t room = (raw.size() - sizeof(h)) / sizeof(drm_npu_hazard);
   if (h.num_hazards > room) {
-    return make_error(EPROTO, fmt::format("{}: {} hazards announced, {} present", who,
-                                          h.num_hazards, room));
+    return make_error(
+        EPROTO, fmt::format("{}: {} hazards announced, {} present", who, h.num_hazards, room));
   }
   HazardReport r;
   r.checked = (h.flags & DRM_NPU_HAZARDS_CHECKED) != 0;

@@ -39,8 +39,7 @@ void add_hazard_flows(const JobProfile& profile, const TraceOptions& options, To
   if (options.hazards.empty()) return;
   std::unordered_map<uint32_t, const CommandTiming*> at;
   for (const auto& t : profile.timeline) at.emplace(t.cmd_index, &t);
-  const CommandLabeler label =
-      options.label ? options.label : marker_labels(options.commands);
+  const CommandLabeler label = options.label ? options.label : marker_labels(options.commands);
   // Flow ends bind to the slice enclosing their timestamp: the middle of the command's.
   auto mid = [&](const CommandTiming& t) {
     return (us(t.start_cycle) + us(std::max(t.end_cycle, t.start_cycle))) / 2;
