@@ -19,6 +19,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <thread>
 
@@ -389,7 +390,15 @@ struct Device::Impl {
                   [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
     result.fault = job.result_fault();
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
-    if (racecheck) p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
+    if (racecheck) {
+      const auto t0 = std::chrono::steady_clock::now();
+      p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
+      spdlog::debug("npu device: racecheck: {} hazards among {} commands, pass {} us",
+                    p.race.total, program->cmds.size(),
+                    std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count());
+    }
   }
 
   /// Resets the per-job state of the engines and the checker for `cmds` commands (mu held).
