@@ -7,6 +7,8 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "npu/isa/validate.h"
 #include "state.h"
@@ -104,6 +106,27 @@ Expected<std::vector<std::byte>> query_job(const detail::ContextHandle& ctx, uin
   return raw;
 }
 
+/// A QUERY reply: header `H`, then `count` entries `E` (EPROTO when fewer are present).
+template <typename H, typename E>
+Expected<std::pair<H, std::vector<E>>> split_reply(const std::vector<std::byte>& raw,
+                                                   uint32_t H::*count, const std::string& who,
+                                                   const char* what) {
+  std::pair<H, std::vector<E>> out{};
+  if (raw.size() < sizeof(H)) {
+    return make_error(EPROTO, fmt::format("{}: reply of {} bytes, shorter than its header", who,
+                                          raw.size()));
+  }
+  std::memcpy(&out.first, raw.data(), sizeof(H));
+  const uint32_t n = out.first.*count;
+  const size_t room = (raw.size() - sizeof(H)) / sizeof(E);
+  if (n > room) {
+    return make_error(EPROTO, fmt::format("{}: {} {} announced, {} present", who, n, what, room));
+  }
+  out.second.resize(n);
+  if (n != 0) std::memcpy(out.second.data(), raw.data() + sizeof(H), n * sizeof(E));
+  return out;
+}
+
 }  // namespace
 
 Expected<JobProfile> Job::profile() const {
@@ -111,15 +134,10 @@ Expected<JobProfile> Job::profile() const {
   auto bytes =
       query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_PROFILE, sizeof(drm_npu_job_profile), who);
   if (!bytes) return bytes.error();
-  const std::vector<std::byte>& raw = *bytes;
-
-  drm_npu_job_profile h{};
-  std::memcpy(&h, raw.data(), sizeof(h));
-  const size_t room = (raw.size() - sizeof(h)) / sizeof(drm_npu_cmd_profile);
-  if (h.num_cmds > room) {
-    return make_error(EPROTO, fmt::format("{}: {} timeline entries announced, {} present", who,
-                                          h.num_cmds, room));
-  }
+  auto reply = split_reply<drm_npu_job_profile, drm_npu_cmd_profile>(
+      *bytes, &drm_npu_job_profile::num_cmds, who, "timeline entries");
+  if (!reply) return reply.error();
+  const auto& [h, entries] = *reply;
   JobProfile p;
   p.seqno = h.seqno;
   p.cycles = h.cycles;
@@ -129,10 +147,8 @@ Expected<JobProfile> Job::profile() const {
   p.macs = h.macs;
   p.vector_elements = h.vector_elements;
   p.semaphore_stall_cycles = h.semaphore_stall_cycles;
-  p.timeline.reserve(h.num_cmds);
-  for (uint32_t i = 0; i < h.num_cmds; ++i) {
-    drm_npu_cmd_profile c{};
-    std::memcpy(&c, raw.data() + sizeof(h) + i * sizeof(c), sizeof(c));
+  p.timeline.reserve(entries.size());
+  for (const drm_npu_cmd_profile& c : entries) {
     p.timeline.push_back({c.cmd_index, c.engine, c.opcode, c.start_cycle, c.end_cycle});
   }
   return p;
@@ -148,24 +164,16 @@ Expected<HazardReport> Job::hazards() const {
   auto bytes =
       query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_HAZARDS, sizeof(drm_npu_job_hazards), who);
   if (!bytes) return bytes.error();
-  const std::vector<std::byte>& raw = *bytes;
-  drm_npu_job_hazards h{};
-  std::memcpy(&h, raw.data(), sizeof(h));
-  const size_t room = (raw.size() - sizeof(h)) / sizeof(drm_npu_hazard);
-  if (h.num_hazards > room) {
-    return make_error(
-        EPROTO, fmt::format("{}: {} hazards announced, {} present", who, h.num_hazards, room));
-  }
+  auto reply = split_reply<drm_npu_job_hazards, drm_npu_hazard>(
+      *bytes, &drm_npu_job_hazards::num_hazards, who, "hazards");
+  if (!reply) return reply.error();
+  const auto& [h, entries] = *reply;
   HazardReport r;
   r.checked = (h.flags & DRM_NPU_HAZARDS_CHECKED) != 0;
   r.partial = (h.flags & DRM_NPU_HAZARDS_PARTIAL) != 0;
   r.total = h.total;
-  r.hazards.reserve(h.num_hazards);
-  for (uint32_t i = 0; i < h.num_hazards; ++i) {
-    drm_npu_hazard e{};
-    std::memcpy(&e, raw.data() + sizeof(h) + i * sizeof(e), sizeof(e));
-    r.hazards.push_back(hazard_from_abi(e));
-  }
+  r.hazards.reserve(entries.size());
+  for (const drm_npu_hazard& e : entries) r.hazards.push_back(hazard_from_abi(e));
   return r;
 }
 

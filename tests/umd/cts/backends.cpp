@@ -68,6 +68,14 @@ Buffer CtsTest::floats(const std::vector<float>& values) {
   return std::move(*b);
 }
 
+void ContextCtsTest::SetUp() {
+  CtsTest::SetUp();
+  if (IsSkipped() || HasFatalFailure()) return;
+  auto ctx = Context::create(*device_);
+  ASSERT_TRUE(ctx) << ctx.error().message;
+  ctx_.emplace(std::move(*ctx));
+}
+
 std::vector<float> CtsTest::read_floats(Buffer& b, size_t n) {
   std::vector<float> out(n);
   auto r = b.read(0, std::as_writable_bytes(std::span(out)));

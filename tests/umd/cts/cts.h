@@ -55,6 +55,14 @@ class CtsTest : public ::testing::TestWithParam<Backend> {
   std::optional<Device> device_;
 };
 
+/// A CtsTest with a Context on the device in ctx_.
+class ContextCtsTest : public CtsTest {
+ protected:
+  void SetUp() override;
+
+  std::optional<Context> ctx_;
+};
+
 /// DMA `n` floats from `src` into SRAM, RELU them on the vector engine, DMA them to `dst`.
 void record_relu(CommandBuffer& cb, const Buffer& src, const Buffer& dst, uint32_t n);
 

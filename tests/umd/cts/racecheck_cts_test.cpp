@@ -16,16 +16,8 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-class RacecheckCts : public CtsTest {
+class RacecheckCts : public ContextCtsTest {
  protected:
-  void SetUp() override {
-    CtsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    auto ctx = Context::create(*device_);
-    ASSERT_TRUE(ctx) << ctx.error().message;
-    ctx_.emplace(std::move(*ctx));
-  }
-
   /// record_relu() with the vector engine's wait for the load moved after the relu when
   /// `racy`: then the relu (command 4) may read the tile before dma_in (command 1) wrote it.
   void record(CommandBuffer& cb, const Buffer& src, const Buffer& dst, bool racy) {
@@ -58,8 +50,6 @@ class RacecheckCts : public CtsTest {
     EXPECT_TRUE(r->ok());
     return job->hazards();
   }
-
-  std::optional<Context> ctx_;
 };
 NPU_CTS_INSTANTIATE(RacecheckCts);
 
