@@ -13,7 +13,8 @@
 // keeps a vector clock: it joins the clock of the signal that completed each SEM_WAIT and,
 // for the first command dispatched after a FENCE, the clock the CP formed at the fence (the
 // join of every drained engine); each data command is logged with its clock and operand
-// regions, and the hazards are found after the job. None of this touches virtual time.
+// regions, and the hazards are found after the job; data commands take turns (data_mu), so a
+// racy buffer races on no host memory. None of this touches virtual time.
 #include "npu/emu/device.h"
 
 #include <spdlog/spdlog.h>
@@ -98,6 +99,7 @@ struct Device::Impl {
   bool racecheck = false;
   std::function<void(uint32_t, uint32_t)> before_command;  // JobOptions::before_command
   RaceChecker race;
+  std::mutex data_mu;  // under racecheck, held while a data command touches SRAM and DRAM
   VectorClock cp_vc{};
   uint32_t epoch = 0;
 
@@ -232,7 +234,12 @@ struct Device::Impl {
         }
       }
     }
-    run_command(c, sram, dram, &job.abort_flag());
+    if (racecheck) {  // one data command at a time: a racy buffer races on no host memory
+      std::lock_guard lk(data_mu);
+      run_command(c, sram, dram, &job.abort_flag());
+    } else {
+      run_command(c, sram, dram, &job.abort_flag());
+    }
     return true;
   }
 
@@ -393,8 +400,8 @@ struct Device::Impl {
     if (racecheck) {
       const auto t0 = std::chrono::steady_clock::now();
       p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
-      spdlog::debug("npu device: racecheck: {} hazards among {} commands, pass {} us",
-                    p.race.total, program->cmds.size(),
+      spdlog::debug("npu device: racecheck: {} hazards among {} commands, pass {} us", p.race.total,
+                    program->cmds.size(),
                     std::chrono::duration_cast<std::chrono::microseconds>(
                         std::chrono::steady_clock::now() - t0)
                         .count());

@@ -113,7 +113,7 @@ TEST_F(KmdRacecheck, FlaggedJobReportsItsHazard) {
 }
 
 TEST_F(KmdRacecheck, UnflaggedJobIsNotChecked) {
-  const uint64_t seqno = run(racy_copy_job(src.va, dst.va, 256), 0);
+  const uint64_t seqno = run(copy_job(src.va, dst.va, 256), 0);
   const Hazards h = query_hazards(c, ctx, seqno);
   EXPECT_EQ(h.header.flags, 0u);
   EXPECT_EQ(h.header.total, 0u);

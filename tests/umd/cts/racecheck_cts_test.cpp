@@ -82,7 +82,7 @@ TEST_P(RacecheckCts, SynchronizedJobIsClean) {
 }
 
 TEST_P(RacecheckCts, JobWithoutRacecheckIsNotChecked) {
-  auto h = run(true, false);
+  auto h = run(false, false);
   ASSERT_TRUE(h) << h.error().message;
   EXPECT_FALSE(h->checked);
   EXPECT_TRUE(h->hazards.empty());
