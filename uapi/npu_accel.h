@@ -22,7 +22,7 @@ extern "C" {
 
 /** DRM_NPU_API_VERSION_MAJOR/MINOR - bumped on incompatible / compatible ABI changes. */
 #define DRM_NPU_API_VERSION_MAJOR 1
-#define DRM_NPU_API_VERSION_MINOR 0
+#define DRM_NPU_API_VERSION_MINOR 1
 
 /* ioctl numbers: append only, never reuse. */
 #define DRM_NPU_GET_PARAM 0x00
@@ -85,6 +85,7 @@ extern "C" {
 #define DRM_NPU_CAP_PRIORITY (1ull << 2)        /* context priorities are honoured */
 #define DRM_NPU_CAP_JOB_PROFILE (1ull << 3)     /* QUERY JOB_PROFILE is available */
 #define DRM_NPU_CAP_SKIP_VALIDATION (1ull << 4) /* SUBMIT flag SKIP_VALIDATION (emulator) */
+#define DRM_NPU_CAP_RACECHECK (1ull << 5)       /* SUBMIT flag RACECHECK, QUERY JOB_HAZARDS */
 
 /**
  * struct drm_npu_get_param - read one device parameter.
@@ -109,6 +110,7 @@ struct drm_npu_get_param {
 #define DRM_NPU_QUERY_CONTEXT_STATE 2 /* struct drm_npu_context_state, @arg0 = ctx id */
 #define DRM_NPU_QUERY_COUNTERS 3      /* struct drm_npu_counters (device lifetime) */
 #define DRM_NPU_QUERY_JOB_PROFILE 4   /* struct drm_npu_job_profile, @arg0 = ctx, @arg1 = seqno */
+#define DRM_NPU_QUERY_JOB_HAZARDS 5   /* struct drm_npu_job_hazards, @arg0 = ctx, @arg1 = seqno */
 
 /**
  * struct drm_npu_query - size-negotiated query.
@@ -118,12 +120,13 @@ struct drm_npu_get_param {
  *        kernel has for this query. When @size is smaller than that the first @size bytes
  *        are copied (structs only grow at their end, so older user space keeps working).
  * @pad: must be 0.
- * @arg0: in, query argument (context id for CONTEXT_STATE and JOB_PROFILE).
- * @arg1: in, second query argument (sequence number for JOB_PROFILE).
+ * @arg0: in, query argument (context id for CONTEXT_STATE, JOB_PROFILE and JOB_HAZARDS).
+ * @arg1: in, second query argument (sequence number for JOB_PROFILE and JOB_HAZARDS).
  * @data: in, user pointer to the output buffer (may be 0 when @size is 0).
  *
  * Errors: EINVAL unknown @type, non-zero @flags/@pad or unused @arg0/@arg1; ENOENT unknown
- * context or job; EBUSY JOB_PROFILE of a job not retired yet; EFAULT @data not writable.
+ * context or job; EBUSY JOB_PROFILE/JOB_HAZARDS of a job not retired yet; EFAULT @data not
+ * writable.
  */
 struct drm_npu_query {
   __u32 type;
@@ -252,6 +255,75 @@ struct drm_npu_job_profile {
   __u32 pad;
 };
 
+/* Hazard kinds (struct drm_npu_hazard.kind), named from the command earlier in the buffer. */
+#define DRM_NPU_HAZARD_RAW 1 /* the earlier command writes bytes the later one reads */
+#define DRM_NPU_HAZARD_WAR 2 /* the earlier command reads bytes the later one writes */
+#define DRM_NPU_HAZARD_WAW 3 /* both write the same bytes */
+
+/* Memory spaces of a hazard (struct drm_npu_hazard.space). */
+#define DRM_NPU_HAZARD_SPACE_SRAM 1 /* @begin/@end are SRAM offsets */
+#define DRM_NPU_HAZARD_SPACE_DRAM 2 /* @begin/@end are device virtual addresses */
+
+/* Most hazards one job reports; drm_npu_job_hazards.total counts them all. */
+#define DRM_NPU_MAX_HAZARDS 1024
+
+/**
+ * struct drm_npu_hazard_cmd - one command of a hazard.
+ * @cmd_index: index of the command in the command buffer.
+ * @engine: NPU_ENGINE_* that ran it.
+ * @opcode: NPU_OP_*.
+ */
+struct drm_npu_hazard_cmd {
+  __u32 cmd_index;
+  __u16 engine;
+  __u16 opcode;
+};
+
+/**
+ * struct drm_npu_hazard - two commands of different engines that touch the same bytes, at
+ * least one of them writing, with no happens-before order between them (no chain of
+ * semaphore signal -> wait edges, FENCEs and in-order execution on one engine leads from one
+ * to the other). Reported once per pair of commands, kind and memory space.
+ * @kind: DRM_NPU_HAZARD_RAW, _WAR or _WAW.
+ * @space: DRM_NPU_HAZARD_SPACE_SRAM or _DRAM.
+ * @begin: first byte both commands touch (the smallest such byte when their operands overlap
+ *         in several places).
+ * @end: end (exclusive) of the overlapping bytes (the largest such end).
+ * @first: the command earlier in the buffer.
+ * @second: the command later in the buffer.
+ */
+struct drm_npu_hazard {
+  __u32 kind;
+  __u32 space;
+  __u64 begin;
+  __u64 end;
+  struct drm_npu_hazard_cmd first;
+  struct drm_npu_hazard_cmd second;
+};
+
+/* drm_npu_job_hazards.flags */
+#define DRM_NPU_HAZARDS_CHECKED (1u << 0) /* the job ran under the synchronization checker */
+#define DRM_NPU_HAZARDS_PARTIAL (1u << 1) /* the job did not complete: only the commands that
+                                             ran were checked */
+
+/**
+ * struct drm_npu_job_hazards - the synchronization checker's result for one job (QUERY
+ * JOB_HAZARDS). Followed in memory by @num_hazards struct drm_npu_hazard entries, sorted by
+ * (first.cmd_index, second.cmd_index, kind, space); the query's size covers header plus
+ * entries. A job submitted without DRM_NPU_SUBMIT_RACECHECK (on a device not configured to
+ * check every job) reports flags 0 and no entries.
+ * @seqno: the job.
+ * @flags: DRM_NPU_HAZARDS_* bits.
+ * @num_hazards: entries that follow (at most DRM_NPU_MAX_HAZARDS).
+ * @total: hazards found; above @num_hazards when the list was cut.
+ */
+struct drm_npu_job_hazards {
+  __u64 seqno;
+  __u32 flags;
+  __u32 num_hazards;
+  __u64 total;
+};
+
 /* ---------------------------------------------------------------------------------------- */
 /* Buffer objects                                                                             */
 /* ---------------------------------------------------------------------------------------- */
@@ -364,7 +436,10 @@ struct drm_npu_bo_ref {
 /* Emulator only (DRM_NPU_CAP_SKIP_VALIDATION): send the command buffer to the device without
  * validating it, to exercise the device's own fault reporting. */
 #define DRM_NPU_SUBMIT_SKIP_VALIDATION (1u << 0)
-#define DRM_NPU_SUBMIT_FLAGS_VALID (DRM_NPU_SUBMIT_SKIP_VALIDATION)
+/* DRM_NPU_CAP_RACECHECK: run the job under the synchronization checker (docs/racecheck.md);
+ * QUERY JOB_HAZARDS reports what it found. Results and cycle counts do not change. */
+#define DRM_NPU_SUBMIT_RACECHECK (1u << 1)
+#define DRM_NPU_SUBMIT_FLAGS_VALID (DRM_NPU_SUBMIT_SKIP_VALIDATION | DRM_NPU_SUBMIT_RACECHECK)
 
 /* Most BOs one SUBMIT may reference. */
 #define DRM_NPU_MAX_BO_REFS 4096
@@ -383,8 +458,9 @@ struct drm_npu_bo_ref {
  * The command buffer is copied and validated before this returns (see docs/isa.md); later
  * writes to its BO do not affect the job.
  *
- * Errors: EINVAL bad flags/pad, empty or malformed command buffer (the log names the command
- * index and field), duplicate or invalid access bits; ENOENT unknown context or handle;
+ * Errors: EINVAL bad flags/pad, empty or malformed command buffer, or one whose semaphores
+ * deadlock or overflow whatever the timing (the log names the command index and field),
+ * duplicate or invalid access bits; ENOENT unknown context or handle;
  * EFAULT @bos unreadable, or a command addresses device memory outside the referenced BOs
  * or with an access the BO was not referenced for; EOVERFLOW the command stream reaches
  * outside its BO; ECANCELED the context is banned; ENOMEM queue full.

@@ -3,6 +3,9 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <string_view>
+
 #include "npu/emu/kmd.h"
 
 namespace npu::emu {
@@ -32,6 +35,11 @@ Expected<std::shared_ptr<EmulatorKernel>> EmulatorKernel::create(std::string_vie
                         fmt::format("open: device '{}': {}", device, loaded.error().message));
     }
     cfg = std::move(*loaded);
+  }
+  // NPU_RACECHECK=1 checks every job for hazards, as the config's "racecheck": true does.
+  const char* racecheck = std::getenv("NPU_RACECHECK");  // NOLINT(concurrency-mt-unsafe)
+  if (racecheck != nullptr && *racecheck != '\0' && std::string_view(racecheck) != "0") {
+    cfg.racecheck = true;
   }
   return std::make_shared<EmulatorKernel>(std::move(cfg));
 }

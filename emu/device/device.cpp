@@ -8,11 +8,19 @@
 // stalls the CP until the command queue_depth places earlier on that engine ended. Every one
 // of these times is a function of the program alone, so cycle counts do not depend on how
 // the host schedules the threads.
+//
+// Under the synchronization checker (JobOptions::racecheck, racecheck.h) every engine also
+// keeps a vector clock: it joins the clock of the signal that completed each SEM_WAIT and,
+// for the first command dispatched after a FENCE, the clock the CP formed at the fence (the
+// join of every drained engine); each data command is logged with its clock and operand
+// regions, and the hazards are found after the job; data commands take turns (data_mu), so a
+// racy buffer races on no host memory. None of this touches virtual time.
 #include "npu/emu/device.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <thread>
 
@@ -21,6 +29,7 @@
 #include "npu/isa/opcodes.h"
 #include "npu/isa/regions.h"
 #include "npu/isa/timing.h"
+#include "racecheck.h"
 
 namespace npu::emu {
 namespace {
@@ -30,6 +39,7 @@ constexpr uint32_t kShutdown = UINT32_MAX - 1;
 
 struct QueueItem {
   uint32_t index;
+  uint32_t epoch;  // FENCEs the CP passed before dispatching it (racecheck)
   uint64_t dispatch;
 };
 
@@ -56,6 +66,10 @@ struct Engine {
   // Engine thread only.
   uint64_t clock = 0;
   EngineStats stats;
+  // Racecheck state (engine thread only): vector clock, commands executed, last fence joined.
+  VectorClock vc{};
+  uint32_t position = 0;
+  uint32_t epoch = 0;
 };
 
 }  // namespace
@@ -80,6 +94,14 @@ struct Device::Impl {
   const Mmu* mmu = nullptr;
   JobResult result;
   bool result_ready = false;
+  // The synchronization checker: on for this job; the CP's clock (changed only at a FENCE,
+  // while every engine is drained) and its FENCE count.
+  bool racecheck = false;
+  std::function<void(uint32_t, uint32_t)> before_command;  // JobOptions::before_command
+  RaceChecker race;
+  std::mutex data_mu;  // under racecheck, held while a data command touches SRAM and DRAM
+  VectorClock cp_vc{};
+  uint32_t epoch = 0;
 
   void start() {
     for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
@@ -94,7 +116,7 @@ struct Device::Impl {
       std::lock_guard lk(mu);
       shutdown = true;
       for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
-        engines[e].queue.push_back({kShutdown, 0});
+        engines[e].queue.push_back({kShutdown, 0, 0});
         engines[e].cv.notify_all();
       }
     }
@@ -123,7 +145,13 @@ struct Device::Impl {
       }
       uint64_t start = std::max(eng.clock, item.dispatch);
       uint64_t end = start;
+      if (racecheck && item.epoch != eng.epoch) {  // first command after a FENCE
+        join(eng.vc, cp_vc);
+        eng.epoch = item.epoch;
+      }
+      if (before_command) before_command(eng.id, item.index);
       if (!job.aborted()) end = execute(eng, item.index, start, regions);
+      if (racecheck) eng.vc[eng.id] = ++eng.position;
       eng.clock = end;
       {
         std::lock_guard lk(mu);
@@ -148,7 +176,9 @@ struct Device::Impl {
     }
     uint64_t end = start;
     if (op == NPU_OP_SEM_WAIT) {
-      if (job.wait(eng.id, index, c.sem.sem, c.sem.count, end)) {
+      uint32_t signal = 0;
+      if (job.wait(eng.id, index, c.sem.sem, c.sem.count, end, signal)) {
+        if (racecheck) join(eng.vc, race.clock_of_signal(signal));
         eng.stats.stall += end - start;
         record(index, eng.id, op, start, end);
         ++eng.stats.commands;
@@ -158,10 +188,16 @@ struct Device::Impl {
     const isa::CommandCost cost = isa::command_cost(c, cfg);
     end = start + cost.cycles;
     if (op == NPU_OP_SEM_SIGNAL) {
+      if (racecheck) {  // the waiter learns everything up to and including this signal
+        VectorClock sent = eng.vc;
+        sent[eng.id] = eng.position + 1;
+        race.signal_sent(index, sent);
+      }
       if (!job.signal(eng.id, index, c.sem.sem, c.sem.count, end)) return start;
     } else if (isa::find_opcode(op)->data) {
       if (!run_data_command(eng.id, index, c, start, regions)) return start;
       if (job.aborted()) return start;  // cancelled mid-command: it did not complete
+      if (racecheck) race.log(eng.id).record(index, op, eng.position, eng.vc, regions);
     }
     eng.stats.busy += cost.cycles;
     ++eng.stats.commands;
@@ -198,7 +234,12 @@ struct Device::Impl {
         }
       }
     }
-    run_command(c, sram, dram, &job.abort_flag());
+    if (racecheck) {  // one data command at a time: a racy buffer races on no host memory
+      std::lock_guard lk(data_mu);
+      run_command(c, sram, dram, &job.abort_flag());
+    } else {
+      run_command(c, sram, dram, &job.abort_flag());
+    }
     return true;
   }
 
@@ -267,7 +308,7 @@ struct Device::Impl {
           if (job.aborted()) break;
           cp_clock = std::max(cp_clock, eng.end_times[slot]);
         }
-        eng.queue.push_back({i, cp_clock});
+        eng.queue.push_back({i, epoch, cp_clock});
         ++dispatched[e];
         eng.cv.notify_one();
         continue;
@@ -290,6 +331,10 @@ struct Device::Impl {
           for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
             if (!engines[k].end_times.empty())
               cp_clock = std::max(cp_clock, engines[k].end_times.back());
+          if (racecheck) {  // every later command happens after everything before the fence
+            for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) join(cp_vc, engines[k].vc);
+            ++epoch;
+          }
           if (c.hdr.flags & NPU_FENCE_FLAG_IRQ) result.profile.irq_values.push_back(c.fence.value);
           record(i, NPU_ENGINE_CP, NPU_OP_FENCE, start, cp_clock);
           ++result.profile.commands[NPU_ENGINE_CP];
@@ -321,7 +366,7 @@ struct Device::Impl {
           engines[k].done = true;
           continue;
         }
-        engines[k].queue.push_back({kEndOfJob, 0});
+        engines[k].queue.push_back({kEndOfJob, 0, 0});
         engines[k].cv.notify_one();
       }
       cp_cv.wait(lk, [&] {
@@ -352,10 +397,19 @@ struct Device::Impl {
                   [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
     result.fault = job.result_fault();
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
+    if (racecheck) {
+      const auto t0 = std::chrono::steady_clock::now();
+      p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
+      spdlog::debug("npu device: racecheck: {} hazards among {} commands, pass {} us", p.race.total,
+                    program->cmds.size(),
+                    std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - t0)
+                        .count());
+    }
   }
 
-  void prepare_engines() {
-    std::lock_guard lk(mu);
+  /// Resets the per-job state of the engines and the checker for `cmds` commands (mu held).
+  void prepare_engines_locked(size_t cmds) {
     for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
       Engine& eng = engines[k];
       eng.finished = 0;
@@ -363,7 +417,13 @@ struct Device::Impl {
       eng.done = false;
       eng.clock = 0;
       eng.stats = {};
+      eng.vc = {};
+      eng.position = 0;
+      eng.epoch = 0;
     }
+    cp_vc = {};
+    epoch = 0;
+    if (racecheck) race.begin(cmds);
   }
 };
 
@@ -375,7 +435,7 @@ Device::~Device() {
   impl_->stop();
 }
 
-JobResult Device::run(const isa::Program& program, const Mmu& mmu) {
+JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOptions& options) {
   std::lock_guard run_lk(impl_->run_mu);
   Impl& d = *impl_;
   if (program.cmds.empty()) {
@@ -385,9 +445,11 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu) {
     return r;
   }
   d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max, NPU_NUM_ENGINES);
-  d.prepare_engines();
   {
     std::lock_guard lk(d.mu);
+    d.racecheck = options.racecheck;
+    d.before_command = options.before_command;
+    d.prepare_engines_locked(program.cmds.size());
     d.program = &program;
     d.mmu = &mmu;
     d.result_ready = false;
@@ -401,6 +463,7 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu) {
     d.running = false;
     d.program = nullptr;
     d.mmu = nullptr;
+    d.before_command = nullptr;
     out = std::move(d.result);
   }
   return out;

@@ -67,7 +67,7 @@ bool JobState::signal(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_
       ok = false;
     } else {
       sems_[sem].value += count;
-      sems_[sem].tokens.push_back({time, count});
+      sems_[sem].tokens.push_back({time, count, cmd_index});
     }
   }
   if (!ok) {
@@ -79,7 +79,7 @@ bool JobState::signal(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_
 }
 
 bool JobState::wait(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count,
-                    uint64_t& time) {
+                    uint64_t& time, uint32_t& completed_by) {
   std::unique_lock lk(mu_);
   if (sem >= sems_.size() || count > sem_max_) {
     lk.unlock();
@@ -96,6 +96,7 @@ bool JobState::wait(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t 
     Token& t = s.tokens.front();
     uint32_t take = std::min(need, t.count);
     satisfied = std::max(satisfied, t.time);
+    completed_by = t.cmd_index;
     t.count -= take;
     need -= take;
     if (t.count == 0) s.tokens.pop_front();

@@ -37,14 +37,17 @@ class JobState {
   /// SEM_SIGNAL at virtual time `time`. Returns false after raising a SEMAPHORE fault.
   bool signal(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count, uint64_t time);
 
-  /// SEM_WAIT: blocks until `count` is available or the job aborts. On success returns true
-  /// and sets `time` to max(time, virtual time of the signal that completed the count).
-  bool wait(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count, uint64_t& time);
+  /// SEM_WAIT: blocks until `count` is available or the job aborts. On success returns true,
+  /// sets `time` to max(time, virtual time of the signal that completed the count) and
+  /// `completed_by` to that signal's command index.
+  bool wait(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count, uint64_t& time,
+            uint32_t& completed_by);
 
  private:
   struct Token {
     uint64_t time;
     uint32_t count;
+    uint32_t cmd_index;  // the SEM_SIGNAL
   };
   struct Sem {
     uint64_t value = 0;

@@ -1,10 +1,10 @@
 // Context: an execution context (a job queue with a priority) in one open file. Sequence
 // numbers start at 1 and grow by one per SUBMIT. The results of the last kRetained jobs are
 // kept in a ring indexed by seqno; a job further back is forgotten (WAIT and QUERY
-// JOB_PROFILE answer ENOENT). The ring also bounds the jobs in flight: a SUBMIT whose slot
-// still holds an unretired job fails with ENOMEM (queue full). Per-command timelines, which
-// can be large, are kept only for the last kTimelineRetained jobs; older jobs keep their
-// summary statistics.
+// JOB_PROFILE / JOB_HAZARDS answer ENOENT). The ring also bounds the jobs in flight: a SUBMIT
+// whose slot still holds an unretired job fails with ENOMEM (queue full). Per-command
+// timelines and hazard lists, which can be large, are kept only for the last
+// kTimelineRetained jobs; older jobs keep their summary statistics and hazard counts.
 //
 // Threading: id and priority are immutable; everything else is guarded by the scheduler lock
 // (`banned` is also readable without it, as an early-out for SUBMIT).

@@ -62,6 +62,24 @@ int Scheduler::job_profile(const Context& ctx, uint64_t seqno, std::vector<std::
   return 0;
 }
 
+int Scheduler::job_hazards(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out) {
+  std::lock_guard lk(mu_);
+  const std::shared_ptr<Job> job = ctx.find(seqno);
+  if (job == nullptr) return -ENOENT;
+  if (!job->retired) return -EBUSY;
+  const RaceReport& r = job->profile.race;
+  drm_npu_job_hazards h{};
+  h.seqno = seqno;
+  h.flags = (r.checked ? DRM_NPU_HAZARDS_CHECKED : 0u) | (r.partial ? DRM_NPU_HAZARDS_PARTIAL : 0u);
+  h.num_hazards = static_cast<uint32_t>(r.hazards.size());
+  h.total = r.total;
+  const size_t entries = r.hazards.size() * sizeof(drm_npu_hazard);
+  out.resize(sizeof(h) + entries);
+  std::memcpy(out.data(), &h, sizeof(h));
+  if (entries > 0) std::memcpy(out.data() + sizeof(h), r.hazards.data(), entries);
+  return 0;
+}
+
 drm_npu_counters Scheduler::counters() {
   std::lock_guard lk(mu_);
   return counters_;

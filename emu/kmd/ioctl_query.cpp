@@ -1,6 +1,7 @@
-// QUERY: size-negotiated reads of device info, engine info, context state, device counters
-// and job profiles. Every type builds its full answer, then the common tail copies as much
-// as the caller has room for and reports the full size.
+// QUERY: size-negotiated reads of device info, engine info, context state, device counters,
+// job profiles and the hazards the synchronization checker found in a job. Every type builds its
+// full answer, then the common tail copies as much as the caller has room for and reports the full
+// size.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -100,6 +101,12 @@ int ioctl_query(Driver& drv, File& file, void* data) {
       const auto ctx = find_context(file, q.arg0);
       if (ctx == nullptr) return -ENOENT;
       if (const int r = drv.scheduler->job_profile(*ctx, q.arg1, out); r < 0) return r;
+      break;
+    }
+    case DRM_NPU_QUERY_JOB_HAZARDS: {
+      const auto ctx = find_context(file, q.arg0);
+      if (ctx == nullptr) return -ENOENT;
+      if (const int r = drv.scheduler->job_hazards(*ctx, q.arg1, out); r < 0) return r;
       break;
     }
     default:

@@ -124,8 +124,12 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     }
   }
 
-  log().trace("submit: ctx {}: {} commands, {} bos", s.ctx_id, job->program.cmds.size(),
-              s.bo_count);
+  // A caller that asked reads the hazards itself; for one that did not (the device config or
+  // NPU_RACECHECK asked), the scheduler logs what the checker found.
+  job->racecheck = (s.flags & DRM_NPU_SUBMIT_RACECHECK) != 0 || drv.cfg.racecheck;
+  job->log_hazards = job->racecheck && (s.flags & DRM_NPU_SUBMIT_RACECHECK) == 0;
+  log().trace("submit: ctx {}: {} commands, {} bos{}", s.ctx_id, job->program.cmds.size(),
+              s.bo_count, job->racecheck ? ", racecheck" : "");
   // From here on the runner owns the job's inputs.
   if (const int r = drv.scheduler->submit(*ctx, job); r < 0) return r;
   s.seqno = job->seqno;

@@ -27,6 +27,8 @@ struct Job {
   isa::Program program;
   Mmu mmu;
   std::vector<std::shared_ptr<BoMemory>> bos;
+  bool racecheck = false;    // SUBMIT's RACECHECK flag or the device config's racecheck
+  bool log_hazards = false;  // checked for the config (NPU_RACECHECK), not at the caller's request
 
   // Results (scheduler lock).
   bool retired = false;

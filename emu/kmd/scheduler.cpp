@@ -1,6 +1,9 @@
 #include "scheduler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "log.h"
@@ -103,7 +106,9 @@ void Scheduler::run_loop() {
     if (wake_watchdog) watchdog_cv_.notify_one();
 
     log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
-    JobResult result = device_.run(job->program, job->mmu);
+    JobOptions options;
+    options.racecheck = job->racecheck;
+    JobResult result = device_.run(job->program, job->mmu, options);
     const uint64_t end_ns = monotonic_ns();
     job->release_inputs();  // the runner owns the inputs of a dequeued job
 
@@ -133,10 +138,12 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
     if (auto old = ctx.find(job.seqno - Context::kTimelineRetained)) {
       old->profile.timeline = {};
       old->profile.irq_values = {};
+      old->profile.race.hazards = {};
     }
   }
 
   account_locked(job.profile);
+  if (job.log_hazards && job.profile.race.total > 0) log_hazards_locked(job);
   if (job.status == DRM_NPU_JOB_OK) {
     ++counters_.jobs_completed;
   } else if (job.status == DRM_NPU_JOB_ERROR) {
@@ -155,6 +162,25 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
     ban_locked(ctx, job.fault, job.seqno);
   }
   if (ctx.waiters > 0) ctx.cv.notify_all();
+}
+
+void Scheduler::log_hazards_locked(const Job& job) {
+  const RaceReport& r = job.profile.race;
+  std::string first;
+  if (!r.hazards.empty()) {
+    const drm_npu_hazard& h = r.hazards.front();
+    auto cmd = [](const drm_npu_hazard_cmd& c) {
+      return fmt::format("command {} ({} on {})", c.cmd_index,
+                         isa::opcode_name(static_cast<uint8_t>(c.opcode)),
+                         isa::engine_name(static_cast<uint8_t>(c.engine)));
+    };
+    first = fmt::format(", the first: {} {} [{:#x}, {:#x}) between {} and {}",
+                        isa::hazard_kind_name(h.kind),
+                        h.space == DRM_NPU_HAZARD_SPACE_SRAM ? "sram" : "dram", h.begin, h.end,
+                        cmd(h.first), cmd(h.second));
+  }
+  log().warn("ctx {} seqno {}: racecheck: {} hazard{}{}", job.ctx->id(), job.seqno, r.total,
+             r.total == 1 ? "" : "s", first);
 }
 
 void Scheduler::ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno) {

@@ -55,6 +55,8 @@ class Scheduler {
   drm_npu_context_state context_state(const Context& ctx);
   /// QUERY JOB_PROFILE: header plus entries into `out`. 0, -ENOENT, -EBUSY (not retired).
   int job_profile(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
+  /// QUERY JOB_HAZARDS: header plus hazards into `out`. 0, -ENOENT, -EBUSY (not retired).
+  int job_hazards(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
   /// QUERY COUNTERS.
   drm_npu_counters counters();
 
@@ -67,6 +69,8 @@ class Scheduler {
   std::shared_ptr<Job> pick_locked();
   void retire_locked(Job& job, JobResult&& result, uint64_t end_ns, bool reset_by_watchdog);
   void ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno);
+  /// Logs the hazards of a job the device config had checked (no caller reads them).
+  void log_hazards_locked(const Job& job);
   void abort_queued_locked(Context& ctx);
   void account_locked(const JobProfile& p);
 

@@ -105,10 +105,11 @@ constexpr uint64_t kMaxLatency = 1'000'000;
 
 Expected<void> parse_object(const json& j, DeviceConfig& c) {
   if (!j.is_object()) return make_error(EINVAL, "device config: top level must be a json object");
-  NPU_TRY(check_keys(j, "",
-                     {"name", "device_id", "revision", "clock_hz", "sram_size", "sram_banks",
-                      "num_semaphores", "semaphore_max", "cp_cycles_per_cmd", "queue_depth",
-                      "watchdog_ms", "features", "max_bo_size", "dma", "matrix", "vector"}));
+  NPU_TRY(check_keys(
+      j, "",
+      {"name", "device_id", "revision", "clock_hz", "sram_size", "sram_banks", "num_semaphores",
+       "semaphore_max", "cp_cycles_per_cmd", "queue_depth", "watchdog_ms", "features",
+       "max_bo_size", "racecheck", "dma", "matrix", "vector"}));
   if (auto it = j.find("name"); it != j.end()) {
     if (!it->is_string()) return config_error("name", "expected a string, got " + it->dump());
     c.name = it->get<std::string>();
@@ -127,6 +128,11 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
   NPU_TRY(read_uint(j, "queue_depth", "", c.queue_depth, 1, 65536));
   NPU_TRY(read_uint(j, "watchdog_ms", "", c.watchdog_ms, 1, 86'400'000));
   NPU_TRY(read_uint(j, "max_bo_size", "", c.max_bo_size, 4096, uint64_t{1} << 48));
+  if (auto it = j.find("racecheck"); it != j.end()) {
+    if (!it->is_boolean())
+      return config_error("racecheck", "expected true or false, got " + it->dump());
+    c.racecheck = it->get<bool>();
+  }
   if (auto it = j.find("features"); it != j.end()) {
     auto f = parse_features(*it);
     if (!f) return f.error();
@@ -221,6 +227,7 @@ std::string DeviceConfig::to_json() const {
     j["features"] = features;
   }
   j["max_bo_size"] = max_bo_size;
+  if (racecheck) j["racecheck"] = true;
   j["dma"] = {{"bytes_per_cycle", dma.bytes_per_cycle}, {"latency", dma.latency}};
   j["matrix"] = {{"int8_rows", matrix.int8_rows},
                  {"int8_cols", matrix.int8_cols},

@@ -1,7 +1,9 @@
 // validate(): the one command-buffer checker (docs/isa.md, "Validity rules"). Checks the
 // header, then each command's opcode, engine and flags against the opcode table and its
 // payload through the table's CHECK function (payload_checks.cpp), then the rules that span
-// the buffer (END last, one signaller and one waiter engine per semaphore, SRAM bounds).
+// the buffer (END last, one signaller and one waiter engine per semaphore, SRAM bounds, and
+// the semaphore checks of sync_check.cpp: no wait that can never be paid, no deadlock, no
+// certain overflow).
 #include "npu/isa/validate.h"
 
 #include <bit>
@@ -12,6 +14,7 @@
 #include "npu/isa/opcodes.h"
 #include "npu_accel.h"
 #include "payload_checker.h"
+#include "sync_check.h"
 
 namespace npu::isa {
 namespace {
@@ -188,7 +191,21 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
     PayloadChecker last(h.num_cmds - 1, prog.cmds.back(), cfg);
     return last.error("last command must be end");
   }
+  NPU_TRY(detail::check_sync(prog.cmds, cfg));
   return prog;
+}
+
+const char* hazard_kind_name(uint32_t kind) {
+  switch (kind) {
+    case DRM_NPU_HAZARD_RAW:
+      return "RAW";
+    case DRM_NPU_HAZARD_WAR:
+      return "WAR";
+    case DRM_NPU_HAZARD_WAW:
+      return "WAW";
+    default:
+      return "?";
+  }
 }
 
 const char* fault_kind_name(uint32_t kind) {

@@ -73,12 +73,18 @@ const RunStats& Model::last_stats() const {
 
 namespace {
 
-/// The last run's timeline for a trace; completes `options` (its commands point into `cmds`).
+/// The last run's timeline for a trace; completes `options` (its commands and hazards point
+/// into `cmds` and `hazards`).
 JobProfile trace_profile(const runtime::ModelState& m, TraceOptions& options,
-                         std::vector<npu_cmd>& cmds) {
+                         std::vector<npu_cmd>& cmds, std::vector<Hazard>& hazards) {
   JobProfile p = m.stats.merged_profile_with_host(options.clock_hz, &options.host_spans);
   cmds = m.stats.merged_commands();
   options.commands = cmds;
+  hazards = m.stats.merged_hazards().hazards;
+  if (!hazards.empty()) {
+    options.hazards = hazards;
+    if (!options.label) options.label = m.stats.hazard_labels(m.package.metadata);
+  }
   if (options.process_name.empty()) options.process_name = m.name;
   return p;
 }
@@ -87,13 +93,15 @@ JobProfile trace_profile(const runtime::ModelState& m, TraceOptions& options,
 
 std::string Model::trace_json(TraceOptions options) const {
   std::vector<npu_cmd> cmds;
-  const JobProfile p = trace_profile(*state_, options, cmds);
+  std::vector<Hazard> hazards;
+  const JobProfile p = trace_profile(*state_, options, cmds, hazards);
   return chrome_trace_json(p, options);
 }
 
 Expected<void> Model::write_trace(const std::string& path, TraceOptions options) const {
   std::vector<npu_cmd> cmds;
-  const JobProfile p = trace_profile(*state_, options, cmds);
+  std::vector<Hazard> hazards;
+  const JobProfile p = trace_profile(*state_, options, cmds, hazards);
   return write_chrome_trace(p, path, options);
 }
 

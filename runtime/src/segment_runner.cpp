@@ -56,7 +56,7 @@ Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
     if (!ctx) return make_error(ctx.error().code, m.where(label + ": " + ctx.error().message));
     m.context.emplace(std::move(*ctx));
   }
-  auto job = m.context->submit(**cb);
+  auto job = m.context->submit(**cb, {.racecheck = o.racecheck});
   if (!job) return make_error(job.error().code, m.where(label + ": " + job.error().message));
   auto res = job->wait(o.timeout);
   if (!res) {
@@ -64,6 +64,11 @@ Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
     return make_error(res.error().code, m.where(label + ": wait: " + res.error().message));
   }
   st.cycles = res->cycles;
+  if (o.racecheck) {
+    auto h = job->hazards();
+    if (!h) return make_error(h.error().code, m.where(label + ": " + h.error().message));
+    st.hazards = std::move(*h);
+  }
   if (!res->ok()) {
     m.context.reset();  // banned
     std::string what = std::string("job ") + to_string(res->status);
@@ -142,6 +147,7 @@ Expected<void> run_segments(RunState& run, const RunOptions& options) {
     st.name = s.name.empty() ? std::to_string(i) : s.name;
     st.kind = s.kind;
     st.op_type = s.op_type;
+    st.index = static_cast<uint32_t>(i);
     const int64_t s0 = monotonic_ns();
     Expected<void> r = s.kind == format::SegmentKind::kDevice ? run_device(run, s, i, options, st)
                                                               : run_host(run, s, i);

@@ -141,19 +141,10 @@ Outcome skip(std::string reason) {
   return {Status::kSkip, std::move(reason)};
 }
 
-// Loads and runs a compiled package on the data set's run-time inputs and compares the outputs
-// with output_N.pb.
-Outcome run_package(format::Package package, const std::map<std::string, NpyArray>& inputs,
-                    const fs::path& set, const ModelIo& io, const Device& device,
-                    const TestOptions& options) {
-  auto model = Model::load(device, std::move(package), "model.npub");
-  if (!model) return fail("load: " + model.error().message);
-  RunOptions ro;
-  ro.timeout = options.segment_timeout;
-  auto outputs = model->run(inputs, ro);
-  if (!outputs) return fail("run: " + outputs.error().message);
-
-  const auto& descs = model->outputs();
+// The run's outputs against the data set's output_N.pb.
+Outcome compare_outputs(const std::map<std::string, NpyArray>& outputs, const Model& model,
+                        const fs::path& set, const ModelIo& io, const TestOptions& options) {
+  const auto& descs = model.outputs();
   if (descs.size() != io.outputs.size()) {
     return fail("the package has " + std::to_string(descs.size()) + " outputs, the model " +
                 std::to_string(io.outputs.size()));
@@ -170,13 +161,38 @@ Outcome run_package(format::Package package, const std::map<std::string, NpyArra
       const std::string why = relative(want.error().message, set.parent_path());
       return want.error().code == ENOTSUP ? skip(why) : fail(why);
     }
-    auto got = outputs->find(name);
-    if (got == outputs->end()) return fail("output '" + name + "' missing from the run");
+    auto got = outputs.find(name);
+    if (got == outputs.end()) return fail("output '" + name + "' missing from the run");
     if (auto diff = compare(got->second, *want, options.tolerance); !diff.empty()) {
       return fail("output '" + name + "': " + diff);
     }
   }
   return {Status::kPass, {}};
+}
+
+// Loads and runs a compiled package on the data set's run-time inputs and compares the outputs
+// with output_N.pb; with racecheck, counts the hazards of the run.
+Outcome run_package(format::Package package, const std::map<std::string, NpyArray>& inputs,
+                    const fs::path& set, const ModelIo& io, const Device& device,
+                    const TestOptions& options) {
+  auto model = Model::load(device, std::move(package), "model.npub");
+  if (!model) return fail("load: " + model.error().message);
+  RunOptions ro;
+  ro.timeout = options.segment_timeout;
+  ro.racecheck = options.racecheck;
+  auto outputs = model->run(inputs, ro);
+  if (!outputs) return fail("run: " + outputs.error().message);
+  Outcome o = compare_outputs(*outputs, *model, set, io, options);
+  const RunStats& stats = model->last_stats();
+  o.hazards = stats.hazard_count();
+  if (o.hazards > 0) {
+    const HazardReport h = stats.merged_hazards();
+    if (!h.hazards.empty()) {
+      o.first_hazard =
+          describe_hazard(h.hazards.front(), stats.hazard_labels(model->package().metadata));
+    }
+  }
+  return o;
 }
 
 Outcome run_data_set(const fs::path& dir, const fs::path& set, const ModelIo& io,
@@ -258,8 +274,14 @@ Outcome run_test_impl(const fs::path& dir, const Device& device, const TestOptio
   if (sets.empty()) return fail("no test_data_set_* directory");
   std::sort(sets.begin(), sets.end());
   Outcome o;
+  uint64_t hazards = 0;  // over the data sets run
+  std::string first_hazard;
   for (const fs::path& set : sets) {
     o = run_data_set(dir, set, *io, device, options);
+    hazards += o.hazards;
+    if (first_hazard.empty()) first_hazard = o.first_hazard;
+    o.hazards = hazards;
+    o.first_hazard = first_hazard;
     if (o.status != Status::kPass) {
       if (sets.size() > 1) o.reason = set.filename().string() + ": " + o.reason;
       return o;

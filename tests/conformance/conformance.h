@@ -25,6 +25,10 @@ struct Outcome {
   std::string reason;
   /// The partition of the compiled model (0 and 0 when it did not compile).
   size_t device_ops = 0, host_ops = 0;
+  /// With TestOptions::racecheck: the hazards the synchronization checker found in the
+  /// device segments, and the first one as a line naming segment and layer.
+  uint64_t hazards = 0;
+  std::string first_hazard = {};
 };
 
 /// ONNX's backend-test tolerances (numpy.testing.assert_allclose): |got - want| <= atol +
@@ -48,6 +52,9 @@ struct TestOptions {
   /// Compile with every operator on the host (CompileOptions::host_only): tells a device
   /// (lowering, codegen, emulator) bug from a host-op or import one.
   bool host_only = false;
+  /// Run the device segments under the synchronization checker (RunOptions::racecheck) and
+  /// count the hazards in Outcome::hazards; the status still says whether the outputs match.
+  bool racecheck = false;
 };
 
 /// Runs the backend test in `dir` on `device`; `name` ("node/test_abs") names it in reasons.

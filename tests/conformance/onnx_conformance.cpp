@@ -3,11 +3,16 @@
 //
 //   onnx_conformance [--data DIR] [--filter SUBSTR]... [--expected-failures FILE] [--list]
 //                    [--json FILE] [-j N] [--timeout SEC] [--no-fork] [--host-only] [--device S]
+//                    [--racecheck]
 //
 // Every test runs in a forked child (up to -j at a time) that opens the device itself, so a
 // crash or a hang in one test is reported as that test's failure and the run goes on.
-// Exit status: 0 when every failure is listed in the expected-failures file and every listed
-// test still fails; 1 otherwise; 2 on a usage or I/O error.
+// With --racecheck every device segment runs under the synchronization checker: a test whose
+// compiled code has a hazard is reported ("RACE name: ...") and fails the run, whether or not
+// its outputs match.
+// Exit status: 0 when every failure is listed in the expected-failures file, every listed
+// test still fails and (--racecheck) no test has a hazard; 1 otherwise; 2 on a usage or I/O
+// error.
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -44,7 +49,7 @@ struct Options {
   std::vector<std::string> filters;
   std::string expected_failures, json, device;
   size_t min_passed = 0, min_on_device = 0;
-  bool list = false, no_fork = false, host_only = false;
+  bool list = false, no_fork = false, host_only = false, racecheck = false;
   int jobs = 1;
   double timeout_s = 120;
 };
@@ -164,14 +169,16 @@ std::string last_line(const std::string& text) {
 std::string format_result(const Outcome& out) {
   return std::string(npu::conformance::status_name(out.status)) + "\t" +
          std::to_string(out.device_ops) + "\t" + std::to_string(out.host_ops) + "\t" +
+         std::to_string(out.hazards) + "\t" + one_line(out.first_hazard) + "\t" +
          one_line(out.reason) + "\n";
 }
 
 std::optional<Outcome> parse_result(const std::string& text) {
   std::istringstream in(text);
-  std::string status, device, host, reason;
+  std::string status, device, host, hazards, first_hazard, reason;
   if (!std::getline(in, status, '\t') || !std::getline(in, device, '\t') ||
-      !std::getline(in, host, '\t') || !std::getline(in, reason)) {
+      !std::getline(in, host, '\t') || !std::getline(in, hazards, '\t') ||
+      !std::getline(in, first_hazard, '\t') || !std::getline(in, reason)) {
     return std::nullopt;
   }
   Outcome out;
@@ -187,6 +194,8 @@ std::optional<Outcome> parse_result(const std::string& text) {
   out.reason = reason;
   out.device_ops = std::strtoull(device.c_str(), nullptr, 10);
   out.host_ops = std::strtoull(host.c_str(), nullptr, 10);
+  out.hazards = std::strtoull(hazards.c_str(), nullptr, 10);
+  out.first_hazard = first_hazard;
   return out;
 }
 
@@ -203,7 +212,8 @@ Outcome finish_child(Child& c, int wstatus, double timeout_s) {
     if (!tail.empty()) r += "; last stderr line: " + tail;
     return {Status::kFail, r};
   }
-  // The child writes "STATUS\tDEVICE_OPS\tHOST_OPS\tREASON\n" and exits 0.
+  // The child writes "STATUS\tDEVICE_OPS\tHOST_OPS\tHAZARDS\tFIRST_HAZARD\tREASON\n" and
+  // exits 0.
   if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
     if (auto out = parse_result(c.result_text)) return *out;
   }
@@ -358,6 +368,9 @@ int main(int argc, char** argv) {
   app.add_flag("--host-only", o.host_only,
                "compile every operator for the host (tells device bugs from host ones)");
   app.add_option("--device", o.device, "device string (default: $NPU_DEVICE or emu:)");
+  app.add_flag("--racecheck", o.racecheck,
+               "run the device segments under the synchronization checker; a hazard fails the "
+               "run");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -376,12 +389,13 @@ int main(int argc, char** argv) {
 
   npu::conformance::TestOptions topts;
   topts.host_only = o.host_only;
+  topts.racecheck = o.racecheck;
   const auto start = Clock::now();
   const int rc = o.no_fork ? run_in_process(tests, o, topts) : run_forked(tests, o, topts);
   if (rc != 0) return rc;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
 
-  size_t passed = 0, xfail = 0, fail = 0, skipped = 0, stale = 0;
+  size_t passed = 0, xfail = 0, fail = 0, skipped = 0, stale = 0, racy = 0;
   size_t on_device = 0, device_ops = 0, host_ops = 0;  // over the passing tests
   std::map<std::string, size_t> skip_groups;
   std::vector<std::string> lines;
@@ -408,6 +422,11 @@ int main(int argc, char** argv) {
                           out.reason);
         break;
     }
+    if (out.hazards > 0) {
+      ++racy;
+      lines.push_back("RACE " + t.name + ": " + std::to_string(out.hazards) + " hazard" +
+                      (out.hazards == 1 ? "" : "s") + ", the first: " + out.first_hazard);
+    }
     if (listed && out.status != Status::kFail) {
       ++stale;
       note = out.status == Status::kPass ? "now passes: remove it from the list"
@@ -425,6 +444,7 @@ int main(int argc, char** argv) {
                       {"expected_failure", listed},
                       {"device_ops", out.device_ops},
                       {"host_ops", out.host_ops},
+                      {"hazards", out.hazards},
                       {"seconds", t.seconds}});
   }
   // Listed tests that are not in the data at all (another libonnx-testdata version, a typo).
@@ -455,6 +475,10 @@ int main(int argc, char** argv) {
   std::cout << " (" << secs << " s)\n";
   std::cout << "passing tests: " << on_device << " of " << passed << " ran operators on the NPU; "
             << device_ops << " ops on the NPU, " << host_ops << " on the host\n";
+  if (o.racecheck) {
+    std::cout << "racecheck: " << racy << " of " << tests.size()
+              << " tests have hazards in their compiled code\n";
+  }
 
   if (!o.json.empty()) {
     nlohmann::json j = {{"data", o.data},
@@ -467,6 +491,7 @@ int main(int argc, char** argv) {
                           {"passed_on_device", on_device},
                           {"passed_device_ops", device_ops},
                           {"passed_host_ops", host_ops},
+                          {"tests_with_hazards", racy},
                           {"total", tests.size()},
                           {"seconds", seconds}}},
                         {"tests", jtests}};
@@ -486,5 +511,5 @@ int main(int argc, char** argv) {
               << " (--min-on-device)\n";
     floor_ok = false;
   }
-  return fail == 0 && stale == 0 && floor_ok ? 0 : 1;
+  return fail == 0 && stale == 0 && racy == 0 && floor_ok ? 0 : 1;
 }

@@ -485,6 +485,7 @@ TEST(Validate, SameEngineMaySignalRepeatedly) {
   CommandBufferBuilder b;
   b.sem_signal(NPU_ENGINE_DMA_IN, 3);
   b.sem_signal(NPU_ENGINE_DMA_IN, 3);
+  b.sem_signal(NPU_ENGINE_DMA_IN, 3);  // three signals pay the waits' 2 + 1
   b.sem_wait(NPU_ENGINE_VECTOR, 3, 2);
   b.sem_wait(NPU_ENGINE_VECTOR, 3);
   auto r = run(b);

@@ -27,76 +27,20 @@
 #include "npu/raw_job.h"
 #include "npu/ref/interp.h"
 #include "npu/trace.h"
+#include "tool_runner.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
 
-// ---------------------------------------------------------------------------------------
-// Helpers
-
-struct Proc {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-fs::path work_dir(const std::string& name) {
-  fs::path dir = fs::path(NPU_TEST_WORK_DIR) / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Runs argv with stdout/stderr captured to files in `dir`.
-Proc run(const std::vector<std::string>& argv, const fs::path& dir) {
-  std::string cmd;
-  for (const auto& a : argv) cmd += quote(a) + " ";
-  const fs::path out = dir / "stdout.txt", err = dir / "stderr.txt";
-  cmd += ">" + quote(out.string()) + " 2>" + quote(err.string());
-  const int raw = std::system(cmd.c_str());
-  Proc r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
-
-size_t count_lines(const std::string& s) {
-  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
-}
-
-void write_bytes(const fs::path& p, const std::vector<std::byte>& bytes) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()),
-            static_cast<std::streamsize>(bytes.size()));
-}
-
-std::vector<std::byte> read_bytes(const fs::path& p) {
-  const std::string s = slurp(p);
-  std::vector<std::byte> b(s.size());
-  std::memcpy(b.data(), s.data(), s.size());
-  return b;
-}
+using npu::tools::testing::count_lines;
+using npu::tools::testing::Proc;
+using npu::tools::testing::read_bytes;
+using npu::tools::testing::run;
+using npu::tools::testing::slurp;
+using npu::tools::testing::work_dir;
+using npu::tools::testing::write_bytes;
 
 // One "# buffer: ADDR in|out DTYPE BYTES" line of an example.
 struct ExampleBuffer {
@@ -469,7 +413,7 @@ TEST_P(Example, MatchesReferenceInterpreter) {
   std::vector<std::string> argv = {NPU_SUBMIT_PATH, prog.string(),
                                    "--output-dir",  (dir / "out").string(),
                                    "--trace",       (dir / "trace.json").string(),
-                                   "--stats"};
+                                   "--stats",       "--racecheck"};
   std::map<uint64_t, std::vector<std::byte>> inputs;
   for (const auto& b : buffers) {
     if (b.output) {
@@ -488,6 +432,7 @@ TEST_P(Example, MatchesReferenceInterpreter) {
   EXPECT_TRUE(sub.err.empty()) << sub.err;
   EXPECT_NE(sub.out.find("job ok: "), std::string::npos) << sub.out;
   EXPECT_NE(sub.out.find("utilization"), std::string::npos) << sub.out;
+  EXPECT_NE(sub.out.find("racecheck: no hazards\n"), std::string::npos) << sub.out;
 
   const auto want = reference_outputs(read_bytes(prog), buffers, inputs);
   for (const auto& b : buffers) {

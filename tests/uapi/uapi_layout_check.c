@@ -17,6 +17,9 @@ MULT8(drm_npu_context_state);
 MULT8(drm_npu_counters);
 MULT8(drm_npu_cmd_profile);
 MULT8(drm_npu_job_profile);
+MULT8(drm_npu_hazard_cmd);
+MULT8(drm_npu_hazard);
+MULT8(drm_npu_job_hazards);
 MULT8(drm_npu_bo_create);
 MULT8(drm_npu_bo_info);
 MULT8(drm_npu_bo_close);
@@ -26,6 +29,8 @@ MULT8(drm_npu_bo_ref);
 MULT8(drm_npu_submit);
 MULT8(drm_npu_wait);
 
+_Static_assert(sizeof(struct drm_npu_hazard) == 40, "drm_npu_hazard must be 40 bytes");
+_Static_assert(sizeof(struct drm_npu_job_hazards) == 24, "drm_npu_job_hazards must be 24 bytes");
 _Static_assert(sizeof(struct npu_cmdbuf_header) == 32, "npu_cmdbuf_header must be 32 bytes");
 _Static_assert(sizeof(struct npu_cmd_header) == 8, "npu_cmd_header must be 8 bytes");
 _Static_assert(sizeof(struct npu_chan_qparams) == 16, "npu_chan_qparams must be 16 bytes");

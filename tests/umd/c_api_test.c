@@ -1,6 +1,8 @@
 /* The C API (npu/npu.h) from a C11 program: open, params, buffers, a raw command buffer that
- * copies a buffer through SRAM, errors with npu_last_error(), a device fault that bans the
- * context, and a wait timeout on a hung job. Exit status 0 on success. */
+ * copies a buffer through SRAM, the synchronization checker's hazards (NPU_SUBMIT_RACECHECK,
+ * npu_job_hazards), errors with npu_last_error(), a device fault that bans the context, a
+ * deadlocked buffer rejected at submit, and a wait timeout on a hung job. Exit status 0 on
+ * success. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +132,34 @@ int main(void) {
   CHECK(result.status == DRM_NPU_JOB_OK && result.cycles > 0);
   CHECK(memcmp(in, out, N * 4) == 0);
   CHECK(npu_job_seqno(job) == 1);
+  size_t count = 99;
+  CHECK(npu_job_hazards(job, NULL, 0, &count) == NPU_ERROR_INVALID_ARGUMENT); /* not checked */
+  CHECK(strstr(npu_last_error(), "NPU_SUBMIT_RACECHECK") != NULL);
   npu_job_release(job);
+
+  /* The same copy under the synchronization checker: no hazards. Then without dma_out's wait:
+   * dma_out may read the SRAM tile before dma_in wrote it, a RAW hazard on [0, N * 4). */
+  CHECK(npu_submit(ctx, bytes, size, uses, 2, NPU_SUBMIT_RACECHECK, &job) == NPU_OK);
+  CHECK(npu_job_wait(job, 5000000000LL, &result) == NPU_OK && result.status == DRM_NPU_JOB_OK);
+  CHECK(npu_job_hazards(job, NULL, 0, &count) == NPU_OK && count == 0);
+  npu_job_release(job);
+  end(&cmds[2]);
+  cmds[2].hdr.opcode = NPU_OP_NOP;
+  cmds[2].hdr.engine = NPU_ENGINE_DMA_OUT;
+  size = pack(bytes, cmds, 5);
+  CHECK(npu_submit(ctx, bytes, size, uses, 2, NPU_SUBMIT_RACECHECK, &job) == NPU_OK);
+  CHECK(npu_job_wait(job, 5000000000LL, &result) == NPU_OK && result.status == DRM_NPU_JOB_OK);
+  npu_hazard_t hazards[4];
+  CHECK(npu_job_hazards(job, hazards, 4, &count) == NPU_OK && count == 1);
+  CHECK(hazards[0].kind == DRM_NPU_HAZARD_RAW && hazards[0].space == DRM_NPU_HAZARD_SPACE_SRAM);
+  CHECK(hazards[0].begin == 0 && hazards[0].end == N * 4);
+  CHECK(hazards[0].first_cmd == 0 && hazards[0].first_engine == NPU_ENGINE_DMA_IN);
+  CHECK(hazards[0].first_opcode == NPU_OP_DMA_LOAD);
+  CHECK(hazards[0].second_cmd == 3 && hazards[0].second_engine == NPU_ENGINE_DMA_OUT);
+  CHECK(hazards[0].second_opcode == NPU_OP_DMA_STORE);
+  npu_job_release(job);
+  sem(&cmds[2], NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT);
+  size = pack(bytes, cmds, 5);
 
   /* A malformed buffer is rejected with a message naming the call and the field. */
   bytes[0] ^= 0xff;
@@ -163,7 +192,13 @@ int main(void) {
   end(&hang[1]);
   size = pack(bytes, hang, 2);
   CHECK(npu_cmdbuf_create(dev, bytes, size, &cb) == NPU_OK);
-  CHECK(npu_cmdbuf_submit(ctx, cb, 0, &job) == NPU_OK);
+  /* Validated, the wait nothing signals is rejected at submit, naming the command. */
+  CHECK(npu_cmdbuf_submit(ctx, cb, 0, &job) == NPU_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(npu_last_error(),
+               "command 0 (sem_wait): field sem: semaphore 0 is never "
+               "signalled") != NULL);
+  /* Unvalidated, the device meets it. */
+  CHECK(npu_cmdbuf_submit(ctx, cb, NPU_SUBMIT_SKIP_VALIDATION, &job) == NPU_OK);
   CHECK(npu_job_wait(job, 10000000, &result) == NPU_ERROR_TIMEOUT);
   CHECK(strstr(npu_last_error(), "WAIT failed") != NULL);
   CHECK(npu_job_wait(job, 0, &result) == NPU_ERROR_BUSY || result.status != DRM_NPU_JOB_OK);

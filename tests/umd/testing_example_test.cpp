@@ -169,6 +169,42 @@ TEST_F(ReluRunnerTest, SubmitsTheExpectedCommandBuffer) {
   EXPECT_EQ(program->cmds[7].hdr.opcode, NPU_OP_END);
 }
 
+// The synchronization checker's result can be scripted too: code that reacts to hazards
+// (refuses the results, logs them) is tested without writing a racy command buffer.
+TEST_F(ReluRunnerTest, ScriptedHazardsReachTheJob) {
+  using namespace std::chrono_literals;
+  npu::HazardReport fake;
+  fake.checked = true;
+  fake.total = 1;
+  fake.hazards = {{npu::HazardKind::kWar,
+                   npu::MemorySpace::kSram,
+                   0,
+                   32,
+                   {3, NPU_ENGINE_VECTOR, NPU_OP_ACTIVATION},
+                   {5, NPU_ENGINE_DMA_IN, NPU_OP_DMA_LOAD}}};
+  kernel_->report_hazards_next_submit(fake);
+  npu::CommandBuffer cb(*dev_);
+  cb.nop(NPU_ENGINE_VECTOR);
+  auto job = ctx_->submit(cb, {.racecheck = true});
+  ASSERT_TRUE(job) << job.error().message;
+  ASSERT_TRUE(job->wait(5s));
+  auto h = job->hazards();
+  ASSERT_TRUE(h) << h.error().message;
+  EXPECT_TRUE(h->checked);
+  EXPECT_EQ(h->total, 1u);
+  EXPECT_EQ(h->hazards, fake.hazards);
+  ASSERT_EQ(kernel_->submits().size(), 1u);
+  EXPECT_TRUE(kernel_->submits()[0].racecheck());
+
+  // The next job is not scripted: it reports what the device's checker found (nothing).
+  auto next = ctx_->submit(cb, {.racecheck = true});
+  ASSERT_TRUE(next && next->wait(5s));
+  auto clean = next->hazards();
+  ASSERT_TRUE(clean) << clean.error().message;
+  EXPECT_TRUE(clean->checked);
+  EXPECT_TRUE(clean->hazards.empty());
+}
+
 TEST_F(ReluRunnerTest, CountsIoctlsWithExpectCall) {
   // An EXPECT_CALL without an action keeps the delegating default: count, do not replace.
   EXPECT_CALL(*kernel_, ioctl(_, DRM_IOCTL_NPU_SUBMIT, _)).Times(1);

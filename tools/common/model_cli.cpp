@@ -23,6 +23,16 @@ std::string join_path(const std::string& dir, const std::string& file) {
 
 }  // namespace
 
+std::string hazards_error(const HazardReport& report, const CommandLabeler& label) {
+  std::string s = "racecheck: " + std::to_string(report.total) + " hazard";
+  if (report.total != 1) s += "s";
+  if (!report.hazards.empty()) {
+    s += report.total == 1 ? ": " : ", the first: ";
+    s += describe_hazard(report.hazards.front(), label);
+  }
+  return s;
+}
+
 std::string output_file_name(const std::string& name) {
   std::string out;
   for (char c : name) {
@@ -74,6 +84,7 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
   options.collect_profile =
       (o.stats || o.json || !o.trace.empty()) && device.params().has(DRM_NPU_CAP_JOB_PROFILE);
   if (o.timeout_ms) options.timeout = std::chrono::milliseconds(*o.timeout_ms);
+  options.racecheck = o.racecheck;
   auto outputs = model.run(inputs, options);
   if (!outputs) return failure(outputs.error().message, kJobFailed);
   const RunStats& st = model.last_stats();
@@ -100,6 +111,10 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
   report.engines = *engines;
   report.commands = commands;
   if (st.has_profile) report.profile = st.merged_profile();
+  if (o.racecheck) {
+    report.hazards = st.merged_hazards();
+    report.label = st.hazard_labels(model.package().metadata);
+  }
   if (!o.trace.empty()) {
     if (!st.has_profile) {
       return failure("--trace: the device reported no job profile (capability job_profile)");
@@ -108,6 +123,7 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
     trace_options.clock_hz = device.params().clock_hz;
     trace_options.engines = *engines;
     trace_options.process_name = tool + " " + o.label;
+    trace_options.label = report.label;
     if (auto w = model.write_trace(o.trace, trace_options); !w) return failure(w.error().message);
   }
   if (o.json) {
@@ -134,6 +150,9 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
   }
   std::cout.flush();
   if (!std::cout) return failure("cannot write to standard output");
+  if (report.hazards && report.hazards->total > 0) {
+    return failure(hazards_error(*report.hazards, report.label), kHazardsFound);
+  }
   return 0;
 }
 

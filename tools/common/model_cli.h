@@ -1,7 +1,8 @@
 // Shared by npu-submit (model mode) and npu-run: read the --input NAME=FILE.npy flags, run a
 // loaded npu::Model, write DIR/<output>.npy (BRIEF §3 naming), and print the run report
 // (--stats: modeled cycles, per-engine utilization, wall time, per-segment lines; --json;
-// --trace: Chrome/Perfetto JSON). Errors are one line prefixed with the tool's name.
+// --trace: Chrome/Perfetto JSON; --racecheck: the synchronization checker's hazards, named by
+// segment and layer). Errors are one line prefixed with the tool's name.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +15,16 @@
 #include "npu/device.h"
 #include "npu/expected.h"
 #include "npu/format/npy.h"
+#include "npu/hazard.h"
 #include "npu/runtime/model.h"
 
 namespace npu::tools {
 
 constexpr int kJobFailed = 2;
+constexpr int kHazardsFound = 3;  // --racecheck found hazards (the job itself succeeded)
+
+/// The one-line error for hazards: "racecheck: 2 hazards, the first: RAW sram ...".
+std::string hazards_error(const HazardReport& report, const CommandLabeler& label);
 
 /// Parses --input NAME=FILE.npy flags and reads the arrays.
 Expected<std::map<std::string, format::NpyArray>> read_inputs(
@@ -29,7 +35,7 @@ std::string output_file_name(const std::string& name);
 
 struct RunFlags {
   std::string output_dir, trace;
-  bool stats = false, json = false;
+  bool stats = false, json = false, racecheck = false;
   std::optional<int64_t> timeout_ms;
   std::string label;  // the model's name in traces and errors
 };
@@ -40,7 +46,8 @@ struct RunFlags {
 std::string layer_timing_table(const Model& model, const RunStats& stats);
 
 /// Checks the inputs against the model's (unknown / missing names), runs it, writes the
-/// outputs and prints the report. Returns the exit status (0, kUsageError, kJobFailed).
+/// outputs and prints the report. Returns the exit status (0, kUsageError, kJobFailed,
+/// kHazardsFound).
 int run_and_report(const std::string& tool, const Device& device, Model& model,
                    const std::map<std::string, format::NpyArray>& inputs, const RunFlags& flags);
 

@@ -3,7 +3,7 @@
 //           [compile flags]
 // Inputs that only parameterize an operator (a Reshape's shape, Clip bounds, weights fed as
 // graph inputs) are bound as constants at compile time. Exit status as npu-submit: 0 ok,
-// 1 usage/compile/I-O error, 2 the run failed on the device.
+// 1 usage/compile/I-O error, 2 the run failed on the device, 3 --racecheck found hazards.
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -27,6 +27,9 @@ int main(int argc, char** argv) {
   app.add_option("--trace", run.trace, "write a Chrome/Perfetto trace of the engines");
   app.add_flag("--stats", run.stats, "print cycles, per-engine utilization and wall time");
   app.add_flag("--json", run.json, "print the run report as JSON");
+  app.add_flag("--racecheck", run.racecheck,
+               "run under the synchronization checker: print every hazard and exit 3 if there "
+               "is one");
   app.add_option("--timeout-ms", run.timeout_ms, "wait at most N ms per device segment");
   app.add_option("--device", device, "device string (default: $NPU_DEVICE, else emu:)");
   app.add_option("--save", save, "also write the compiled package here (.npub)");

@@ -1,7 +1,9 @@
 // npu-submit: runs a job on an NPU device (docs/tools.md).
 //   raw mode:   npu-submit CMDBUF.bin --buffer ADDR=FILE|size:N[:ro] ... [--dump ADDR:LEN=OUT]
 //   model mode: npu-submit MODEL.npub --input NAME=FILE.npy ... --output-dir DIR
-// Exit status: 0 job ok, 1 usage or I/O error, 2 job faulted, aborted or timed out.
+//   either with --racecheck: run under the synchronization checker, print its hazards
+// Exit status: 0 job ok, 1 usage or I/O error, 2 job faulted, aborted or timed out,
+// 3 (--racecheck) the job ran but the checker found hazards.
 #include <CLI/CLI.hpp>
 
 #include <cctype>
@@ -25,6 +27,7 @@
 
 namespace {
 
+using npu::tools::kHazardsFound;
 using npu::tools::kJobFailed;
 using npu::tools::kUsageError;
 
@@ -36,7 +39,7 @@ struct Options {
   std::string input;
   std::vector<std::string> buffers, dumps, inputs;
   std::string output_dir, trace, device, config_path;
-  bool stats = false, json = false, skip_validation = false;
+  bool stats = false, json = false, skip_validation = false, racecheck = false;
   std::optional<int64_t> timeout_ms;
 };
 
@@ -68,6 +71,7 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
   if (!dev) return fail(dev.error().message);
   npu::RawJobOptions options;
   options.skip_validation = o.skip_validation;
+  options.racecheck = o.racecheck;
   if (o.timeout_ms) options.timeout = std::chrono::milliseconds(*o.timeout_ms);
   auto run = npu::run_raw_job(*dev, cmdbuf, buffers, options);
   if (!run) return fail(run.error().message);
@@ -83,6 +87,7 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
   report.host_ns = run->host_ns;
   report.engines = *engines;
   report.commands = commands;
+  report.hazards = run->hazards;
 
   if (run->ok()) {
     if (!o.output_dir.empty()) {
@@ -114,6 +119,7 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
       trace_options.engines = *engines;
       trace_options.commands = commands;
       trace_options.process_name = "npu-submit " + o.input;
+      if (run->hazards) trace_options.hazards = run->hazards->hazards;
       if (auto w = npu::write_chrome_trace(*run->profile, o.trace, trace_options); !w) {
         return fail(w.error().message);
       }
@@ -137,6 +143,10 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
     return fail(what, kJobFailed);
   }
   if (!std::cout) return fail("cannot write to standard output");
+  if (run->hazards && run->hazards->total > 0) {
+    return fail(npu::tools::hazards_error(*run->hazards, npu::marker_labels(commands)),
+                kHazardsFound);
+  }
   return 0;
 }
 
@@ -160,7 +170,9 @@ int run_model(const Options& o, const std::vector<std::byte>& bytes) {
   if (!model) return fail(model.error().message);
   auto inputs = npu::tools::read_inputs(o.inputs);
   if (!inputs) return fail(inputs.error().message);
-  npu::tools::RunFlags flags{o.output_dir, o.trace, o.stats, o.json, o.timeout_ms, o.input};
+  npu::tools::RunFlags flags{o.output_dir, o.trace,       o.stats,
+                             o.json,       o.racecheck,   o.timeout_ms,
+                             o.input};
   return npu::tools::run_and_report("npu-submit", *dev, *model, *inputs, flags);
 }
 
@@ -190,6 +202,9 @@ int main(int argc, char** argv) {
   app.add_flag("--stats", o.stats,
                "print per-engine busy cycles and utilization, DMA bytes, MACs, stalls");
   app.add_flag("--json", o.json, "print the job report as one JSON object");
+  app.add_flag("--racecheck", o.racecheck,
+               "run under the synchronization checker: print every hazard (two engines touching "
+               "the same bytes unordered) and exit 3 if there is one");
   app.add_flag("--skip-validation", o.skip_validation,
                "raw: submit unvalidated (emulator), to see the device's own faults");
   app.add_option("--timeout-ms", o.timeout_ms, "wait at most N ms for the job (default: no limit)")

@@ -2,6 +2,7 @@
 // npu_status_t with the message kept in a thread-local string.
 #include "npu/npu.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <new>
 #include <optional>
@@ -236,13 +237,14 @@ npu_status_t npu_cmdbuf_submit(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uin
                                npu_job_t** out) {
   NPU_C_CHECK(context != nullptr && cmdbuf != nullptr && out != nullptr, "npu_cmdbuf_submit",
               "context, cmdbuf or out is null");
-  if ((flags & ~NPU_SUBMIT_SKIP_VALIDATION) != 0) {
+  if ((flags & ~(NPU_SUBMIT_SKIP_VALIDATION | NPU_SUBMIT_RACECHECK)) != 0) {
     return fail("npu_cmdbuf_submit", EINVAL, "unknown flags " + std::to_string(flags));
   }
   npu::FinalizeOptions options;
   options.skip_validation = (flags & NPU_SUBMIT_SKIP_VALIDATION) != 0;
   if (auto f = cmdbuf->cmdbuf.finalize(options); !f) return fail("npu_cmdbuf_submit", f.error());
-  auto job = context->context.submit(cmdbuf->cmdbuf);
+  auto job =
+      context->context.submit(cmdbuf->cmdbuf, {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0});
   if (!job) return fail("npu_cmdbuf_submit", job.error());
   *out = new (std::nothrow) npu_job{std::move(*job)};
   return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_submit", ENOMEM, "out of host memory");
@@ -282,6 +284,35 @@ npu_status_t npu_job_wait(npu_job_t* job, int64_t timeout_ns, npu_job_result_t* 
   result->start_ns = r->start_ns;
   result->end_ns = r->end_ns;
   result->cycles = r->cycles;
+  return NPU_OK;
+}
+
+npu_status_t npu_job_hazards(npu_job_t* job, npu_hazard_t* out, size_t capacity, size_t* count) {
+  NPU_C_CHECK(job != nullptr && count != nullptr && (out != nullptr || capacity == 0),
+              "npu_job_hazards", "job, out or count is null");
+  auto r = job->job.hazards();
+  if (!r) return fail("npu_job_hazards", r.error());
+  if (!r->checked) {
+    return fail("npu_job_hazards", EINVAL,
+                "ctx " + std::to_string(job->job.context_id()) + " seqno " +
+                    std::to_string(job->job.seqno()) +
+                    ": the job was not submitted with NPU_SUBMIT_RACECHECK");
+  }
+  *count = static_cast<size_t>(r->total);
+  const size_t n = std::min(capacity, r->hazards.size());
+  for (size_t i = 0; i < n; ++i) {
+    const npu::Hazard& h = r->hazards[i];
+    out[i] = {static_cast<uint32_t>(h.kind),
+              static_cast<uint32_t>(h.space),
+              h.begin,
+              h.end,
+              h.first.cmd_index,
+              h.second.cmd_index,
+              h.first.engine,
+              h.first.opcode,
+              h.second.engine,
+              h.second.opcode};
+  }
   return NPU_OK;
 }
 

@@ -64,10 +64,15 @@ Device Context::device() const {
   return Device(ctx_->dev);
 }
 
-Expected<Job> Context::submit(CommandBuffer& cmdbuf) {
+Expected<Job> Context::submit(CommandBuffer& cmdbuf, const SubmitOptions& options) {
   if (cmdbuf.device().state() != ctx_->dev) {
     return make_error(EXDEV, fmt::format("submit: ctx {}: command buffer belongs to device {}",
                                          ctx_->id, cmdbuf.device().path()));
+  }
+  if (options.racecheck && !ctx_->dev->params.has(DRM_NPU_CAP_RACECHECK)) {
+    return make_error(EOPNOTSUPP, fmt::format("submit: ctx {}: racecheck: the device has no "
+                                              "synchronization checker (capability racecheck)",
+                                              ctx_->id));
   }
   if (!cmdbuf.finalized()) NPU_TRY(cmdbuf.finalize());
 
@@ -78,7 +83,7 @@ Expected<Job> Context::submit(CommandBuffer& cmdbuf) {
 
   drm_npu_submit s{};
   s.ctx_id = ctx_->id;
-  s.flags = cmdbuf.submit_flags();
+  s.flags = cmdbuf.submit_flags() | (options.racecheck ? DRM_NPU_SUBMIT_RACECHECK : 0u);
   s.cmd_handle = cmdbuf.bo()->handle();
   s.bo_count = static_cast<uint32_t>(refs.size());
   s.cmd_offset = 0;

@@ -93,7 +93,8 @@ std::vector<std::string> capability_names(uint64_t caps) {
                           {DRM_NPU_CAP_FP32, "fp32"},
                           {DRM_NPU_CAP_PRIORITY, "priority"},
                           {DRM_NPU_CAP_JOB_PROFILE, "job_profile"},
-                          {DRM_NPU_CAP_SKIP_VALIDATION, "skip_validation"}});
+                          {DRM_NPU_CAP_SKIP_VALIDATION, "skip_validation"},
+                          {DRM_NPU_CAP_RACECHECK, "racecheck"}});
 }
 
 std::vector<std::string> feature_names(uint64_t features) {

@@ -1,4 +1,5 @@
-// Job: WAIT (with the result cached once the job retired) and QUERY JOB_PROFILE.
+// Job: WAIT (with the result cached once the job retired), QUERY JOB_PROFILE and QUERY
+// JOB_HAZARDS.
 #include "npu/job.h"
 
 #include <fmt/format.h>
@@ -6,6 +7,8 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "npu/isa/validate.h"
 #include "state.h"
@@ -80,30 +83,61 @@ Expected<JobResult> Job::wait_until(int64_t deadline_ns) const {
   return r;
 }
 
-Expected<JobProfile> Job::profile() const {
-  const std::string who = fmt::format("profile: ctx {} seqno {}", ctx_->id, seqno_);
+namespace {
+
+/// A size-negotiated QUERY of this job (`type`): asks for the size, then reads header and
+/// entries; at least `header` bytes or EPROTO.
+Expected<std::vector<std::byte>> query_job(const detail::ContextHandle& ctx, uint64_t seqno,
+                                           uint32_t type, size_t header, const std::string& who) {
   drm_npu_query q{};
-  q.type = DRM_NPU_QUERY_JOB_PROFILE;
-  q.arg0 = ctx_->id;
-  q.arg1 = seqno_;
-  NPU_TRY(ctx_->dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, who));  // size only
+  q.type = type;
+  q.arg0 = ctx.id;
+  q.arg1 = seqno;
+  NPU_TRY(ctx.dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, who));  // size only
   std::vector<std::byte> raw(q.size);
-  if (raw.size() < sizeof(drm_npu_job_profile)) {
-    return make_error(EPROTO, fmt::format("{}: kernel reported {} bytes, less than the {}-byte "
-                                          "header",
-                                          who, raw.size(), sizeof(drm_npu_job_profile)));
+  if (raw.size() < header) {
+    return make_error(EPROTO,
+                      fmt::format("{}: kernel reported {} bytes, less than the {}-byte header", who,
+                                  raw.size(), header));
   }
   q.data = reinterpret_cast<uintptr_t>(raw.data());
-  NPU_TRY(ctx_->dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, who));
+  NPU_TRY(ctx.dev->ioctl(DRM_IOCTL_NPU_QUERY, &q, who));
   raw.resize(std::min<size_t>(raw.size(), q.size));
+  return raw;
+}
 
-  drm_npu_job_profile h{};
-  std::memcpy(&h, raw.data(), sizeof(h));
-  const size_t room = (raw.size() - sizeof(h)) / sizeof(drm_npu_cmd_profile);
-  if (h.num_cmds > room) {
-    return make_error(EPROTO, fmt::format("{}: {} timeline entries announced, {} present", who,
-                                          h.num_cmds, room));
+/// A QUERY reply: header `H`, then `count` entries `E` (EPROTO when fewer are present).
+template <typename H, typename E>
+Expected<std::pair<H, std::vector<E>>> split_reply(const std::vector<std::byte>& raw,
+                                                   uint32_t H::*count, const std::string& who,
+                                                   const char* what) {
+  std::pair<H, std::vector<E>> out{};
+  if (raw.size() < sizeof(H)) {
+    return make_error(EPROTO, fmt::format("{}: reply of {} bytes, shorter than its header", who,
+                                          raw.size()));
   }
+  std::memcpy(&out.first, raw.data(), sizeof(H));
+  const uint32_t n = out.first.*count;
+  const size_t room = (raw.size() - sizeof(H)) / sizeof(E);
+  if (n > room) {
+    return make_error(EPROTO, fmt::format("{}: {} {} announced, {} present", who, n, what, room));
+  }
+  out.second.resize(n);
+  if (n != 0) std::memcpy(out.second.data(), raw.data() + sizeof(H), n * sizeof(E));
+  return out;
+}
+
+}  // namespace
+
+Expected<JobProfile> Job::profile() const {
+  const std::string who = fmt::format("profile: ctx {} seqno {}", ctx_->id, seqno_);
+  auto bytes =
+      query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_PROFILE, sizeof(drm_npu_job_profile), who);
+  if (!bytes) return bytes.error();
+  auto reply = split_reply<drm_npu_job_profile, drm_npu_cmd_profile>(
+      *bytes, &drm_npu_job_profile::num_cmds, who, "timeline entries");
+  if (!reply) return reply.error();
+  const auto& [h, entries] = *reply;
   JobProfile p;
   p.seqno = h.seqno;
   p.cycles = h.cycles;
@@ -113,13 +147,34 @@ Expected<JobProfile> Job::profile() const {
   p.macs = h.macs;
   p.vector_elements = h.vector_elements;
   p.semaphore_stall_cycles = h.semaphore_stall_cycles;
-  p.timeline.reserve(h.num_cmds);
-  for (uint32_t i = 0; i < h.num_cmds; ++i) {
-    drm_npu_cmd_profile c{};
-    std::memcpy(&c, raw.data() + sizeof(h) + i * sizeof(c), sizeof(c));
+  p.timeline.reserve(entries.size());
+  for (const drm_npu_cmd_profile& c : entries) {
     p.timeline.push_back({c.cmd_index, c.engine, c.opcode, c.start_cycle, c.end_cycle});
   }
   return p;
+}
+
+Expected<HazardReport> Job::hazards() const {
+  const std::string who = fmt::format("hazards: ctx {} seqno {}", ctx_->id, seqno_);
+  if (!ctx_->dev->params.has(DRM_NPU_CAP_RACECHECK)) {
+    return make_error(EOPNOTSUPP, fmt::format("{}: the device has no synchronization checker "
+                                              "(capability racecheck)",
+                                              who));
+  }
+  auto bytes =
+      query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_HAZARDS, sizeof(drm_npu_job_hazards), who);
+  if (!bytes) return bytes.error();
+  auto reply = split_reply<drm_npu_job_hazards, drm_npu_hazard>(
+      *bytes, &drm_npu_job_hazards::num_hazards, who, "hazards");
+  if (!reply) return reply.error();
+  const auto& [h, entries] = *reply;
+  HazardReport r;
+  r.checked = (h.flags & DRM_NPU_HAZARDS_CHECKED) != 0;
+  r.partial = (h.flags & DRM_NPU_HAZARDS_PARTIAL) != 0;
+  r.total = h.total;
+  r.hazards.reserve(entries.size());
+  for (const drm_npu_hazard& e : entries) r.hazards.push_back(hazard_from_abi(e));
+  return r;
 }
 
 }  // namespace npu

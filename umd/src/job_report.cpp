@@ -75,6 +75,55 @@ std::string describe_fault(const Fault& f, std::span<const npu_cmd> commands) {
                      f.cmd_index, op, where);
 }
 
+std::string format_hazard_report(const HazardReport& h, const CommandLabeler& label) {
+  if (!h.checked) return "racecheck: the job was not checked\n";
+  std::string out = "racecheck: ";
+  if (h.total == 0) {
+    out += "no hazards";
+  } else {
+    out += fmt::format("{} hazard{}", h.total, h.total == 1 ? "" : "s");
+    if (h.total > h.hazards.size()) out += fmt::format(" (first {} listed)", h.hazards.size());
+  }
+  if (h.partial) out += " (partial: the job did not complete)";
+  out += "\n";
+  for (const Hazard& z : h.hazards) out += "  " + describe_hazard(z, label) + "\n";
+  return out;
+}
+
+namespace {
+
+CommandLabeler labeler_of(const JobReport& r) {
+  return r.label ? r.label : marker_labels(r.commands);
+}
+
+json hazard_command_json(const HazardCommand& c, const CommandLabeler& label) {
+  json j = {{"cmd_index", c.cmd_index},
+            {"engine", engine_label(c.engine)},
+            {"opcode", isa::opcode_name(static_cast<uint8_t>(c.opcode))}};
+  const std::string l = label(c.cmd_index);
+  j["label"] = l.empty() ? json(nullptr) : json(l);
+  return j;
+}
+
+json hazards_json(const HazardReport& h, const CommandLabeler& label) {
+  json list = json::array();
+  for (const Hazard& z : h.hazards) {
+    list.push_back({{"kind", hazard_kind_name(z.kind)},
+                    {"space", memory_space_name(z.space)},
+                    {"begin", z.begin},
+                    {"end", z.end},
+                    {"first", hazard_command_json(z.first, label)},
+                    {"second", hazard_command_json(z.second, label)},
+                    {"text", describe_hazard(z, label)}});
+  }
+  return {{"checked", h.checked},
+          {"partial", h.partial},
+          {"total", h.total},
+          {"hazards", std::move(list)}};
+}
+
+}  // namespace
+
 std::string format_job_report(const JobReport& r, bool stats) {
   std::string out;
   if (r.timed_out) {
@@ -88,6 +137,7 @@ std::string format_job_report(const JobReport& r, bool stats) {
   if (r.result.fault.kind != DRM_NPU_FAULT_NONE) {
     out += fmt::format("fault: {}\n", describe_fault(r.result.fault, r.commands));
   }
+  if (r.hazards) out += format_hazard_report(*r.hazards, labeler_of(r));
   if (stats) {
     if (!r.profile) {
       out += "stats: no job profile (device lacks job_profile or the job was not retained)\n";
@@ -157,6 +207,7 @@ std::string job_report_json(const JobReport& r) {
   } else {
     j["profile"] = nullptr;
   }
+  j["racecheck"] = r.hazards ? hazards_json(*r.hazards, labeler_of(r)) : json(nullptr);
   json outputs = json::array();
   for (const auto& o : r.outputs) {
     outputs.push_back({{"address", o.address}, {"length", o.length}, {"file", o.file}});

@@ -185,7 +185,7 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
   if (!ctx) return ctx.error();
   run.context.emplace(std::move(*ctx));
   const int64_t t0 = monotonic_ns();
-  auto job = run.context->submit(cb);
+  auto job = run.context->submit(cb, {.racecheck = options.racecheck});
   if (!job) return job.error();
   run.job.emplace(*job);
   auto result = run.job->wait(options.timeout);
@@ -198,6 +198,11 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
   run.result = *result;
   if (device.params().has(DRM_NPU_CAP_JOB_PROFILE)) {
     if (auto profile = run.job->profile()) run.profile = std::move(*profile);
+  }
+  if (options.racecheck) {
+    auto hazards = run.job->hazards();
+    if (!hazards) return hazards.error();
+    run.hazards = std::move(*hazards);
   }
   return run;
 }

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "npu/isa/validate.h"
 
@@ -28,6 +29,49 @@ std::vector<EngineInfo> default_engines() {
     engines.push_back(std::move(e));
   }
   return engines;
+}
+
+/// One flow arrow per hazard between the slices of its two commands (both must be in the
+/// timeline), from the one that ran first; the ids are the hazards' positions, from 1.
+template <typename ToUs>
+void add_hazard_flows(const JobProfile& profile, const TraceOptions& options, ToUs us,
+                      json& events) {
+  if (options.hazards.empty()) return;
+  std::unordered_map<uint32_t, const CommandTiming*> at;
+  for (const auto& t : profile.timeline) at.emplace(t.cmd_index, &t);
+  const CommandLabeler label = options.label ? options.label : marker_labels(options.commands);
+  // Flow ends bind to the slice enclosing their timestamp: the middle of the command's.
+  auto mid = [&](const CommandTiming& t) {
+    return (us(t.start_cycle) + us(std::max(t.end_cycle, t.start_cycle))) / 2;
+  };
+  uint64_t id = 0;
+  for (const Hazard& h : options.hazards) {
+    auto a = at.find(h.first.cmd_index);
+    auto b = at.find(h.second.cmd_index);
+    ++id;
+    if (a == at.end() || b == at.end()) continue;
+    // The arrow runs forward in time: a racing command may well run before the one earlier
+    // in the buffer.
+    if (mid(*b->second) < mid(*a->second)) std::swap(a, b);
+    const std::string name = fmt::format("{} {} [{:#x}, {:#x})", hazard_kind_name(h.kind),
+                                         memory_space_name(h.space), h.begin, h.end);
+    events.push_back({{"name", name},
+                      {"cat", "hazard"},
+                      {"ph", "s"},
+                      {"id", id},
+                      {"pid", kPid},
+                      {"tid", a->second->engine},
+                      {"ts", mid(*a->second)},
+                      {"args", {{"text", describe_hazard(h, label)}}}});
+    events.push_back({{"name", name},
+                      {"cat", "hazard"},
+                      {"ph", "f"},
+                      {"bp", "e"},
+                      {"id", id},
+                      {"pid", kPid},
+                      {"tid", b->second->engine},
+                      {"ts", mid(*b->second)}});
+  }
 }
 
 }  // namespace
@@ -132,6 +176,8 @@ std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& opt
            {"args", {{"cmd_index", t.cmd_index}, {"value", cmd->fence.value}, {"cycle", end}}}});
     }
   }
+
+  add_hazard_flows(profile, options, us, events);
 
   const json other = {
       {"seqno", profile.seqno},

@@ -39,6 +39,8 @@ const char* query_name(uint32_t type) {
       return "COUNTERS";
     case DRM_NPU_QUERY_JOB_PROFILE:
       return "JOB_PROFILE";
+    case DRM_NPU_QUERY_JOB_HAZARDS:
+      return "JOB_HAZARDS";
     default:
       return "?";
   }

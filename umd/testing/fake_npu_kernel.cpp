@@ -2,6 +2,7 @@
 // actions, and the SUBMIT recorder.
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -106,10 +107,16 @@ void FakeNpuKernel::fault_next_wait(const Fault& fault) {
   });
 }
 
+void FakeNpuKernel::report_hazards_next_submit(HazardReport report) {
+  std::lock_guard lk(mu_);
+  next_hazards_ = std::move(report);
+}
+
 void FakeNpuKernel::clear_scripts() {
   std::lock_guard lk(mu_);
   scripts_.clear();
   mmap_failures_ = 0;
+  next_hazards_.reset();
 }
 
 std::vector<SubmitRecord> FakeNpuKernel::submits() const {
@@ -144,11 +151,51 @@ SubmitRecord FakeNpuKernel::capture_submit(int fd, const drm_npu_submit& s) {
   return rec;
 }
 
+namespace {
+
+/// QUERY JOB_HAZARDS for a job report_hazards_next_submit() scripted: answered here, size
+/// negotiated as the kernel does. False when the query is not for such a job.
+bool answer_hazards(const std::map<std::tuple<int, uint32_t, uint64_t>, HazardReport>& scripted,
+                    int fd, drm_npu_query& q, int& ret) {
+  if (q.type != DRM_NPU_QUERY_JOB_HAZARDS || q.arg0 > UINT32_MAX) return false;
+  const auto it = scripted.find({fd, static_cast<uint32_t>(q.arg0), q.arg1});
+  if (it == scripted.end()) return false;
+  const HazardReport& r = it->second;
+  drm_npu_job_hazards h{};
+  h.seqno = q.arg1;
+  h.flags = (r.checked ? DRM_NPU_HAZARDS_CHECKED : 0u) | (r.partial ? DRM_NPU_HAZARDS_PARTIAL : 0u);
+  h.num_hazards = static_cast<uint32_t>(r.hazards.size());
+  h.total = std::max<uint64_t>(r.total, r.hazards.size());
+  std::vector<std::byte> out(sizeof(h) + r.hazards.size() * sizeof(drm_npu_hazard));
+  std::memcpy(out.data(), &h, sizeof(h));
+  for (size_t i = 0; i < r.hazards.size(); ++i) {
+    const drm_npu_hazard a = hazard_to_abi(r.hazards[i]);
+    std::memcpy(out.data() + sizeof(h) + i * sizeof(a), &a, sizeof(a));
+  }
+  if (q.size != 0) {
+    if (q.data == 0) {
+      ret = fail_with(EFAULT);
+      return true;
+    }
+    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(q.data)), out.data(),
+                std::min<size_t>(q.size, out.size()));
+  }
+  q.size = static_cast<uint32_t>(out.size());
+  ret = 0;
+  return true;
+}
+
+}  // namespace
+
 int FakeNpuKernel::default_ioctl(int fd, unsigned long request, void* arg) {
   IoctlAction action;
   {
     std::lock_guard lk(mu_);
     ++calls_[request];
+    if (request == DRM_IOCTL_NPU_QUERY && arg != nullptr) {
+      int ret = 0;
+      if (answer_hazards(hazards_, fd, *static_cast<drm_npu_query*>(arg), ret)) return ret;
+    }
     auto it = scripts_.find(request);
     if (it != scripts_.end() && !it->second.empty()) {
       action = std::move(it->second.front());
@@ -168,6 +215,10 @@ int FakeNpuKernel::default_ioctl(int fd, unsigned long request, void* arg) {
     rec.error = ret == 0 ? 0 : err;
     if (ret == 0) rec.args.seqno = static_cast<const drm_npu_submit*>(arg)->seqno;
     std::lock_guard lk(mu_);
+    if (ret == 0 && next_hazards_) {
+      hazards_[{fd, rec.args.ctx_id, rec.args.seqno}] = std::move(*next_hazards_);
+      next_hazards_.reset();
+    }
     submits_.push_back(std::move(rec));
   }
   errno = err;

@@ -171,7 +171,10 @@ inline std::vector<std::byte> copy_job(uint64_t src, uint64_t dst, uint32_t n) {
   return b.finish();
 }
 
-/// A job that never ends by itself: DMA_OUT waits on a semaphore nobody signals.
+/// A job that never ends by itself: DMA_OUT waits on a semaphore nobody signals. The
+/// validator rejects such a wait (docs/racecheck.md), so hung jobs are submitted with
+/// kHangFlags: unvalidated, the device meets the wait and only the watchdog ends the job.
+inline constexpr uint32_t kHangFlags = DRM_NPU_SUBMIT_SKIP_VALIDATION;
 inline std::vector<std::byte> hung_job() {
   isa::CommandBufferBuilder b;
   b.sem_wait(NPU_ENGINE_DMA_OUT, 1);

@@ -67,7 +67,7 @@ TEST(KmdWait, PollIsEbusyAndDeadlineIsEtimedout) {
   const auto hung = hung_job();
   const BoHandle h = c.upload(hung);
   uint64_t seqno = 0;
-  ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, 0, &seqno), 0);
+  ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, kHangFlags, &seqno), 0);
   drm_npu_wait w{};
   EXPECT_EQ(c.wait(ctx, seqno, 0, &w), EBUSY);
   EXPECT_EQ(w.status, DRM_NPU_JOB_TIMEOUT);
@@ -125,7 +125,7 @@ TEST(KmdWait, QueueFullIsEnomemAndBanAbortsQueued) {
   const BoHandle h = c.upload(hung);
   EmptyJob e(c);
   uint64_t seqno = 0;
-  ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, 0, &seqno), 0);
+  ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, kHangFlags, &seqno), 0);
   for (uint64_t i = 2; i <= 1024; ++i) {
     ASSERT_EQ(c.submit(ctx, e.bo, e.bytes.size(), {ref(e.bo, kR)}, 0, &seqno), 0);
   }
@@ -147,7 +147,7 @@ TEST(KmdWait, CtxDestroyAbortsQueuedAndWaitsForRunning) {
   const BoHandle h = c.upload(hung);
   EmptyJob e(c);
   uint64_t s1 = 0, s2 = 0;
-  ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, 0, &s1), 0);
+  ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, kHangFlags, &s1), 0);
   ASSERT_EQ(c.submit(ctx, e.bo, e.bytes.size(), {ref(e.bo, kR)}, 0, &s2), 0);
   drm_npu_wait w2{};
   int r2 = -1;
@@ -194,6 +194,7 @@ TEST(KmdWait, CloseWithJobsInFlight) {
       drm_npu_bo_ref r{bc.handle, kR};
       drm_npu_submit s{};
       s.ctx_id = cc.ctx_id;
+      s.flags = kHangFlags;
       s.cmd_handle = bc.handle;
       s.bo_count = 1;
       s.cmd_size = hung.size();

@@ -18,8 +18,8 @@ TEST(KmdWatchdog, HungJobIsResetAndOnlyItsContextIsBanned) {
   const auto hung = hung_job();
   const BoHandle h = a.upload(hung);
   uint64_t hung_seqno = 0, hung_next = 0;
-  ASSERT_EQ(a.submit(hung_ctx, h, hung.size(), {ref(h, kR)}, 0, &hung_seqno), 0);
-  ASSERT_EQ(a.submit(hung_ctx, h, hung.size(), {ref(h, kR)}, 0, &hung_next), 0);
+  ASSERT_EQ(a.submit(hung_ctx, h, hung.size(), {ref(h, kR)}, kHangFlags, &hung_seqno), 0);
+  ASSERT_EQ(a.submit(hung_ctx, h, hung.size(), {ref(h, kR)}, kHangFlags, &hung_next), 0);
 
   const BoHandle src = b.bo(4096);
   const BoHandle dst = b.bo(4096);
@@ -54,7 +54,7 @@ TEST(KmdWatchdog, HungJobIsResetAndOnlyItsContextIsBanned) {
   EXPECT_EQ(s.fault_seqno, hung_seqno);
   EXPECT_EQ(s.last_fault.kind, DRM_NPU_FAULT_WATCHDOG);
   EXPECT_EQ(s.last_completed, hung_next);
-  EXPECT_EQ(a.submit(hung_ctx, h, hung.size(), {ref(h, kR)}), ECANCELED);
+  EXPECT_EQ(a.submit(hung_ctx, h, hung.size(), {ref(h, kR)}, kHangFlags), ECANCELED);
 
   // The device keeps serving: the other context, and a new context of the guilty file.
   run_good(0x22);
@@ -87,7 +87,7 @@ TEST(KmdScheduler, PriorityThenRoundRobin) {
   const BoHandle h = c.upload(hung);
   const auto empty = empty_job();
   const BoHandle e = c.upload(empty);
-  ASSERT_EQ(c.submit(blocker, h, hung.size(), {ref(h, kR)}), 0);
+  ASSERT_EQ(c.submit(blocker, h, hung.size(), {ref(h, kR)}, kHangFlags), 0);
   // Everything below queues while the hung job holds the device.
   for (uint32_t ctx : {low, normal1, normal2, high}) {
     for (int i = 0; i < 2; ++i) ASSERT_EQ(c.submit(ctx, e, empty.size(), {ref(e, kR)}), 0);

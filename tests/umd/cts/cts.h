@@ -55,10 +55,20 @@ class CtsTest : public ::testing::TestWithParam<Backend> {
   std::optional<Device> device_;
 };
 
+/// A CtsTest with a Context on the device in ctx_.
+class ContextCtsTest : public CtsTest {
+ protected:
+  void SetUp() override;
+
+  std::optional<Context> ctx_;
+};
+
 /// DMA `n` floats from `src` into SRAM, RELU them on the vector engine, DMA them to `dst`.
 void record_relu(CommandBuffer& cb, const Buffer& src, const Buffer& dst, uint32_t n);
 
-/// A job that never ends by itself: DMA_OUT waits on a semaphore nobody signals.
+/// A job that never ends by itself: DMA_OUT waits on a semaphore nobody signals. The validator
+/// rejects such a wait at finalize (docs/racecheck.md), so record_hang() finalizes the buffer
+/// unvalidated (skip_validation): the device meets the wait and the watchdog ends the job.
 void record_hang(CommandBuffer& cb);
 
 std::string backend_name(const ::testing::TestParamInfo<Backend>& info);

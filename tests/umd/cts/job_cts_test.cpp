@@ -11,23 +11,13 @@ namespace {
 using ::testing::HasSubstr;
 using namespace std::chrono_literals;
 
-class JobCts : public CtsTest {
+class JobCts : public ContextCtsTest {
  protected:
-  void SetUp() override {
-    CtsTest::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    auto ctx = Context::create(*device_);
-    ASSERT_TRUE(ctx) << ctx.error().message;
-    ctx_.emplace(std::move(*ctx));
-  }
-
   std::vector<float> ramp(uint32_t n) {
     std::vector<float> v(n);
     for (uint32_t i = 0; i < n; ++i) v[i] = static_cast<float>(i) - n / 2.0f;
     return v;
   }
-
-  std::optional<Context> ctx_;
 };
 NPU_CTS_INSTANTIATE(JobCts);
 

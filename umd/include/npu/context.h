@@ -5,7 +5,8 @@
 // a priority. submit() finalizes the command buffer if needed (validating it against the
 // device, see command_buffer.h), uploads it and queues it; it returns once the kernel copied
 // and checked the buffer, so the CommandBuffer and the Buffers it references may be changed
-// or dropped afterwards. A job that faults (or hangs until the watchdog resets the device)
+// or dropped afterwards. SubmitOptions::racecheck runs the job under the device's
+// synchronization checker (docs/racecheck.md; Job::hazards() reads the result). A job that faults (or hangs until the watchdog resets the device)
 // bans its context: its queued jobs end ABORTED and later submits fail with ECANCELED;
 // state() reports the ban and the fault. Create a new Context to go on.
 //
@@ -34,6 +35,12 @@ enum class Priority : uint32_t {
   kRealtime = DRM_NPU_PRIORITY_REALTIME,
 };
 
+struct SubmitOptions {
+  /// DRM_NPU_SUBMIT_RACECHECK: report hazards between engines (needs DRM_NPU_CAP_RACECHECK,
+  /// EOPNOTSUPP otherwise). Results and cycles are the same either way.
+  bool racecheck = false;
+};
+
 struct ContextState {
   bool banned = false;
   Priority priority = Priority::kNormal;
@@ -55,7 +62,7 @@ class Context {
   ~Context() = default;
 
   /// Finalizes `cmdbuf` when needed and queues it.
-  Expected<Job> submit(CommandBuffer& cmdbuf);
+  Expected<Job> submit(CommandBuffer& cmdbuf, const SubmitOptions& options = {});
   Expected<ContextState> state() const;
 
   uint32_t id() const;

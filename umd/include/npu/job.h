@@ -9,9 +9,12 @@
 // (the job is still pending and may be waited on again), EBUSY for a zero-timeout poll of an
 // unfinished job, ENOENT when the kernel no longer retains the job. A successful result is
 // cached, so later wait() calls return it without an ioctl. profile() reads the job's
-// statistics and per-command timeline (QUERY JOB_PROFILE, needs DRM_NPU_CAP_JOB_PROFILE).
+// statistics and per-command timeline (QUERY JOB_PROFILE, needs DRM_NPU_CAP_JOB_PROFILE);
+// hazards() what the synchronization checker found in a job submitted with
+// SubmitOptions::racecheck (QUERY JOB_HAZARDS, needs DRM_NPU_CAP_RACECHECK; a job submitted
+// without it reports checked = false).
 //
-// Threading: wait() and profile() may be called from several threads at once.
+// Threading: wait(), profile() and hazards() may be called from several threads at once.
 // Lifetime: copyable handle. A Job keeps its context alive (the context is destroyed when
 // the Context object and all its Jobs are gone), so it can always be waited on.
 #pragma once
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "npu/expected.h"
+#include "npu/hazard.h"
 #include "npu_accel.h"
 
 namespace npu {
@@ -92,6 +96,8 @@ class Job {
   Expected<JobResult> wait_until(int64_t deadline_ns) const;
   /// Statistics and timeline of a retired job.
   Expected<JobProfile> profile() const;
+  /// The synchronization checker's hazards in a retired job.
+  Expected<HazardReport> hazards() const;
 
   uint32_t context_id() const;
   uint64_t seqno() const { return seqno_; }

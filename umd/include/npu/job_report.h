@@ -4,6 +4,8 @@
 // Text (docs/tools.md):
 //   job ok: 1234 cycles (1.234 us at 1 GHz), host 0.321 ms
 //   fault: mmu on dma_in at command 0 (dma_load), address 0x200000000      (faulted jobs)
+//   racecheck: 1 hazard                                                    (racecheck runs)
+//     RAW sram [0x0, 0x40): command 0 (dma_load on dma_in) writes, command 2 (...) reads; ...
 //   wrote out.bin (144 bytes from 0x100100000)                             (per output)
 // and with `stats`: per-engine busy cycles and utilization (busy / job cycles), DMA bytes in
 // and out, MACs, vector elements and semaphore stall cycles.
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "npu/device.h"
+#include "npu/hazard.h"
 #include "npu/job.h"
 #include "npu_isa.h"
 
@@ -36,7 +39,15 @@ struct JobReport {
     std::string file;
   };
   std::vector<Output> outputs;  // files written from device memory after the job
+  /// The synchronization checker's result when the job ran under it (racecheck).
+  std::optional<HazardReport> hazards;
+  /// Names the commands of hazards; empty: by marker, from `commands`.
+  CommandLabeler label;
 };
+
+/// "racecheck: 2 hazards" and one indented describe_hazard() line per hazard
+/// ('\n'-terminated); "racecheck: no hazards" when clean.
+std::string format_hazard_report(const HazardReport& report, const CommandLabeler& label = {});
 
 /// The one-line fault description: "mmu on dma_in at command 0 (dma_load), address 0x200000000".
 std::string describe_fault(const Fault& fault, std::span<const npu_cmd> commands = {});

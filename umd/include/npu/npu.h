@@ -93,8 +93,10 @@ void npu_cmdbuf_destroy(npu_cmdbuf_t* cmdbuf);
 
 /* Submit flags. */
 #define NPU_SUBMIT_SKIP_VALIDATION 0x1u /* emulator: let the device meet bad commands */
+#define NPU_SUBMIT_RACECHECK 0x2u       /* run under the synchronization checker (hazards) */
 
-/** Validates (unless NPU_SUBMIT_SKIP_VALIDATION), uploads and queues the command buffer. */
+/** Validates (unless NPU_SUBMIT_SKIP_VALIDATION), uploads and queues the command buffer;
+ * NPU_SUBMIT_RACECHECK runs it under the synchronization checker (npu_job_hazards()). */
 npu_status_t npu_cmdbuf_submit(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uint32_t flags,
                                npu_job_t** out);
 
@@ -129,6 +131,24 @@ typedef struct npu_job_result {
  * the time passed; NPU_OK with result->status for a retired job. */
 npu_status_t npu_job_wait(npu_job_t* job, int64_t timeout_ns, npu_job_result_t* result);
 uint64_t npu_job_seqno(const npu_job_t* job);
+
+/** One hazard of the synchronization checker (docs/racecheck.md): commands `first_cmd` and
+ * `second_cmd` (earlier and later in the buffer) of different engines touch bytes
+ * [begin, end) of `space` with no semaphore or fence ordering them. */
+typedef struct npu_hazard {
+  uint32_t kind;  /* DRM_NPU_HAZARD_RAW / _WAR / _WAW */
+  uint32_t space; /* DRM_NPU_HAZARD_SPACE_SRAM / _DRAM */
+  uint64_t begin, end;
+  uint32_t first_cmd, second_cmd;
+  uint16_t first_engine, first_opcode; /* NPU_ENGINE_*, NPU_OP_* */
+  uint16_t second_engine, second_opcode;
+} npu_hazard_t;
+
+/** The hazards of a retired job submitted with NPU_SUBMIT_RACECHECK: copies up to `capacity`
+ * into `out` (may be NULL when `capacity` is 0) and sets *count to the number found (which
+ * may exceed `capacity`, and the kernel's list). NPU_ERROR_INVALID_ARGUMENT when the job was
+ * not checked; NPU_ERROR_UNSUPPORTED when the device has no checker. */
+npu_status_t npu_job_hazards(npu_job_t* job, npu_hazard_t* out, size_t capacity, size_t* count);
 void npu_job_release(npu_job_t* job);
 
 #if defined(__cplusplus)

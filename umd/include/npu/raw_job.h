@@ -6,7 +6,8 @@
 // READ, the others READ|WRITE), fills it from its file (or leaves it zero), submits the
 // command buffer on a fresh Context (validated by CommandBuffer::finalize unless
 // skip_validation), waits up to the timeout and reads the job profile when the device has
-// DRM_NPU_CAP_JOB_PROFILE. A job that faults is not an error: RawJobRun::result says so.
+// DRM_NPU_CAP_JOB_PROFILE; with `racecheck` the job runs under the synchronization checker and
+// its hazards are read too. A job that faults is not an error: RawJobRun::result says so.
 // read_range() then reads back any range inside one buffer.
 // Spec syntax (docs/tools.md):
 //   buffer  ADDR=FILE | ADDR=size:N, either optionally followed by ":ro"
@@ -64,6 +65,7 @@ bool is_command_buffer(std::span<const std::byte> bytes);
 
 struct RawJobOptions {
   bool skip_validation = false;
+  bool racecheck = false;  // SubmitOptions::racecheck; RawJobRun::hazards gets the result
   /// How long to wait for the job; Job::kForever for no limit.
   std::chrono::nanoseconds timeout = Job::kForever;
 };
@@ -76,6 +78,7 @@ struct RawJobRun {
   JobResult result;
   bool timed_out = false;             // the wait's timeout passed (result is not meaningful)
   std::optional<JobProfile> profile;  // when the device profiles jobs and the job retired
+  std::optional<HazardReport> hazards;  // with RawJobOptions::racecheck, once the job retired
   uint64_t host_ns = 0;               // host time from submit to wait returning
 
   /// Success and status kOk.

@@ -9,7 +9,10 @@
 // "fence irq <value>" at the fence's end. Times: ts/dur in microseconds = cycles * 1e6 /
 // clock_hz (fractional), so the timeline reads in device time at the modeled clock.
 // Marker ids and fence irq flags come from TraceOptions::commands; without them markers are
-// named "marker" and fence interrupts are not shown.
+// named "marker" and fence interrupts are not shown. Each hazard of TraceOptions::hazards
+// (the synchronization checker's, docs/racecheck.md) is a flow arrow ("ph": "s" then "f",
+// "cat": "hazard", named "RAW sram [0x0, 0x40)", args {text}) between the slices of its two
+// commands, from the one that ran first, so both commands stand out in Perfetto.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 
 #include "npu/device.h"
 #include "npu/expected.h"
+#include "npu/hazard.h"
 #include "npu/job.h"
 #include "npu_isa.h"
 
@@ -45,6 +49,10 @@ struct TraceOptions {
   std::string process_name;
   /// Host work between device work (model host segments); empty: no host track.
   std::vector<HostSpan> host_spans;
+  /// Hazards to draw as flow arrows between their commands (cmd_index as in the profile).
+  std::span<const Hazard> hazards;
+  /// Names the hazards' commands in the flows' text; empty: by marker, from `commands`.
+  CommandLabeler label;
 };
 
 /// The trace as JSON text ('\n'-terminated).

@@ -2,7 +2,9 @@
 // validated program, in order, to one thread per engine (DMA in, DMA out, matrix, vector);
 // engines synchronise through counting semaphores; SRAM is shared. Time is virtual: every
 // command's start and end cycle follow from the timing model and the semaphore/fence edges
-// alone (docs/timing.md), so a job's cycle count never depends on host scheduling.
+// alone (docs/timing.md), so a job's cycle count never depends on host scheduling. On request
+// a job runs under the synchronization checker (emu/device/racecheck.h), which reports the
+// pairs of commands that touch the same bytes without a semaphore or fence ordering them.
 //
 // Threading: run() executes one job at a time (callers are serialised); reset() may be called
 // from any thread (the kernel driver's watchdog) and makes the running job stop promptly.
@@ -12,6 +14,7 @@
 #include <array>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -23,7 +26,16 @@
 
 namespace npu::emu {
 
-/// What a job did: cycles, per-engine statistics and its command timeline.
+/// The synchronization checker's result for one job (docs/racecheck.md).
+struct RaceReport {
+  bool checked = false;  // the job ran under the checker
+  bool partial = false;  // the job did not complete: only the commands that ran were checked
+  uint64_t total = 0;    // hazards found; `hazards` keeps the first DRM_NPU_MAX_HAZARDS
+  std::vector<drm_npu_hazard> hazards;  // sorted by (first, second command, kind, space)
+};
+
+/// What a job did: cycles, per-engine statistics, its command timeline and, when it ran under
+/// the synchronization checker, the hazards found.
 struct JobProfile {
   uint64_t cycles = 0;
   std::array<uint64_t, DRM_NPU_MAX_ENGINES> busy_cycles{};
@@ -35,6 +47,15 @@ struct JobProfile {
   uint64_t semaphore_stall_cycles = 0;
   std::vector<drm_npu_cmd_profile> timeline;  // one entry per executed command, by index
   std::vector<uint32_t> irq_values;           // FENCE interrupts, in order
+  RaceReport race;
+};
+
+/// How to run one job.
+struct JobOptions {
+  bool racecheck = false;  // track happens-before and report hazards (docs/racecheck.md)
+  /// For tests: called on the engine's thread before it starts each command, to perturb how
+  /// the host schedules the engine threads (results and cycles must not change).
+  std::function<void(uint32_t engine, uint32_t cmd_index)> before_command;
 };
 
 /// Outcome of one job.
@@ -52,8 +73,10 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   /// Runs a validated program against `mmu` and blocks until it ends. Faults end the job
-  /// with status ERROR and the fault that happened first in virtual time.
-  JobResult run(const isa::Program& program, const Mmu& mmu);
+  /// with status ERROR and the fault that happened first in virtual time. With
+  /// `options.racecheck` the job runs under the synchronization checker
+  /// (JobProfile::race); its results and cycles are the same either way.
+  JobResult run(const isa::Program& program, const Mmu& mmu, const JobOptions& options = {});
 
   /// Resets the device: the running job (if any) stops and run() returns status ERROR with a
   /// WATCHDOG fault. SRAM contents are undefined afterwards. Safe from any thread.

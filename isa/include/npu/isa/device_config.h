@@ -49,6 +49,9 @@ struct DeviceConfig {
   uint32_t watchdog_ms = 2000;
   uint64_t features = 0x7;  // NPU_FEATURE_* implemented (default: all)
   uint64_t max_bo_size = 1ull << 30;
+  /// Emulator: run every job under the synchronization checker, as if SUBMIT carried
+  /// DRM_NPU_SUBMIT_RACECHECK (docs/racecheck.md; NPU_RACECHECK=1 sets it for "emu:" devices).
+  bool racecheck = false;
   DmaConfig dma;
   MatrixConfig matrix;
   VectorConfig vector;

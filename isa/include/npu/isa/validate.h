@@ -38,8 +38,12 @@ struct Program {
 /// Checks header (magic, version, size, features), every command (known opcode, allowed
 /// engine, must-be-zero reserved fields and flags, enum values, shapes, SRAM ranges inside
 /// cfg.sram_size, semaphore ids and the one-signaller/one-waiter rule), END exactly once and
-/// last. Errors are EINVAL with a message like
-/// "command 3 (conv2d): field out_h: expected 14, got 15".
+/// last, and the semaphores as a whole: a wait that no signal can pay, a deadlock between
+/// engines (waits behind waits, behind a FENCE or a full engine queue) and a count that
+/// overflows cfg.semaphore_max whatever the timing are rejected (docs/racecheck.md). Errors
+/// are EINVAL with a message like "command 3 (conv2d): field out_h: expected 14, got 15" or
+/// "command 5 (sem_wait): field sem: semaphore 1 is never signalled: this wait can never be
+/// satisfied".
 Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg);
 
 /// Checks one command on its own: its structure as validate() checks it (opcode, engine,
@@ -59,5 +63,8 @@ uint64_t program_features(std::span<const npu_cmd> cmds);
 /// Lowercase name of a DRM_NPU_FAULT_* kind ("none", "parse", "mmu", "sram_range",
 /// "semaphore", "watchdog") or "unknown".
 const char* fault_kind_name(uint32_t kind);
+
+/// Name of a DRM_NPU_HAZARD_* kind ("RAW", "WAR", "WAW") or "?".
+const char* hazard_kind_name(uint32_t kind);
 
 }  // namespace npu::isa

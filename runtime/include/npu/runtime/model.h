@@ -59,6 +59,10 @@ struct RunOptions {
   /// Read each device segment's JobProfile (needs DRM_NPU_CAP_JOB_PROFILE) for per-engine
   /// stats and the trace.
   bool collect_profile = false;
+  /// Run each device segment under the synchronization checker (SubmitOptions::racecheck,
+  /// needs DRM_NPU_CAP_RACECHECK) and keep its hazards in SegmentStats::hazards. Hazards are
+  /// not errors: run() succeeds; RunStats::hazard_count() says whether there were any.
+  bool racecheck = false;
 };
 
 class Model {
@@ -89,7 +93,8 @@ class Model {
   /// Statistics of the last run() (also of a failed one, up to the failure).
   const RunStats& last_stats() const;
 
-  /// Chrome/Perfetto trace JSON of the last run's device segments (needs collect_profile).
+  /// Chrome/Perfetto trace JSON of the last run's device segments (needs collect_profile);
+  /// with racecheck, hazards are flow arrows between their commands, named by layer.
   std::string trace_json(TraceOptions options = {}) const;
   Expected<void> write_trace(const std::string& path, TraceOptions options = {}) const;
 

@@ -1,13 +1,16 @@
 // RunStats: what the last Model::run() did — per segment (device cycles, host wall time, the
-// device's JobProfile and command list) and summed over the run — and the device segments'
-// profiles merged into one timeline for reports and Chrome/Perfetto traces.
+// device's JobProfile, the synchronization checker's hazards and the command list) and summed
+// over the run — and the device segments' profiles and hazards merged into one timeline for
+// reports and Chrome/Perfetto traces.
 //
 // Semantics: a run's device segments are separate jobs; merged_profile() lays their
 // profiles end to end as if they were one job (timelines offset by the cycles of the
 // segments before, counters summed, command indices offset into merged_commands()).
 // merged_profile_with_host() also places each host segment's wall time, converted to device
-// cycles, between them. A dynamic batch run slice by slice has every slice's segments in
-// order, and the sums over all slices.
+// cycles, between them. merged_hazards() offsets the hazards' command indices the same way;
+// hazard_labels() names those commands by segment and by the compiler's layer (the package's
+// per-layer report; a device segment's layers are separated by FENCEs). A dynamic batch run slice
+// by slice has every slice's segments in order, and the sums over all slices.
 //
 // Threading: plain values; the usual rules for const and non-const access.
 // Lifetime: values, independent of the Model that produced them.
@@ -20,6 +23,7 @@
 #include <vector>
 
 #include "npu/format/package.h"
+#include "npu/hazard.h"
 #include "npu/job.h"
 #include "npu/trace.h"
 
@@ -29,11 +33,13 @@ namespace npu {
 struct SegmentStats {
   std::string name;
   format::SegmentKind kind = format::SegmentKind::kDevice;
-  std::string op_type;                // host segments
-  uint64_t cycles = 0;                // device segments: modeled device cycles
-  uint64_t host_ns = 0;               // wall time of the segment
-  std::optional<JobProfile> profile;  // device segments with RunOptions::collect_profile
-  std::vector<npu_cmd> commands;      // device segments: the command buffer's commands
+  std::string op_type;                  // host segments
+  uint64_t cycles = 0;                  // device segments: modeled device cycles
+  uint64_t host_ns = 0;                 // wall time of the segment
+  std::optional<JobProfile> profile;    // device segments with RunOptions::collect_profile
+  std::optional<HazardReport> hazards;  // device segments with RunOptions::racecheck
+  std::vector<npu_cmd> commands;        // device segments: the command buffer's commands
+  uint32_t index = 0;                   // the segment's index in the package's segments
 };
 
 struct RunStats {
@@ -51,6 +57,15 @@ struct RunStats {
   /// traces that show where the host ran).
   JobProfile merged_profile_with_host(uint64_t clock_hz, std::vector<HostSpan>* spans) const;
   std::vector<npu_cmd> merged_commands() const;
+  /// Hazards found in the device segments (sum of the reports' totals; 0 without racecheck).
+  uint64_t hazard_count() const;
+  /// The device segments' hazards with command indices into merged_commands(); checked when
+  /// every device segment was (a run without device segments counts as checked), partial when
+  /// one was.
+  HazardReport merged_hazards() const;
+  /// Names the commands of merged_commands(): "segment 'conv_1', layer 'conv1'" (or without
+  /// the layer when the segment's layer report does not match its FENCEs).
+  CommandLabeler hazard_labels(const format::PackageMetadata& metadata) const;
 };
 
 }  // namespace npu

@@ -12,6 +12,7 @@
 //   auto dev = npu::Device::open_with(kernel);
 //   kernel->fail_next(DRM_IOCTL_NPU_SUBMIT, EINVAL);   // next SUBMIT: -1, errno EINVAL
 //   kernel->interrupt_next_wait(3);                    // next 3 WAITs: EINTR, then real
+//   kernel->report_hazards_next_submit(report);        // that job's QUERY JOB_HAZARDS
 //   EXPECT_CALL(*kernel, ioctl(_, DRM_IOCTL_NPU_BO_CLOSE, _)).Times(2);
 //
 // FakeNpuKernel also installs catch-all expectations (EXPECT_CALL(...).Times(AnyNumber()))
@@ -38,10 +39,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "npu/expected.h"
+#include "npu/hazard.h"
 #include "npu/isa/device_config.h"
 #include "npu/isa/validate.h"
 #include "npu/job.h"
@@ -69,6 +73,8 @@ struct SubmitRecord {
 
   /// The command buffer decoded and validated (isa::validate) against `config`.
   Expected<isa::Program> program(const isa::DeviceConfig& config = {}) const;
+  /// Whether the job was submitted under the synchronization checker.
+  bool racecheck() const { return (args.flags & DRM_NPU_SUBMIT_RACECHECK) != 0; }
 };
 
 /// What a scripted call does instead of (or around) the real one: returns the call's result
@@ -101,6 +107,10 @@ class FakeNpuKernel : public MockKernel {
   /// The next WAIT runs for real, then reports status ERROR with `fault` (the emulator's
   /// context is not banned by this: only the reported result changes).
   void fault_next_wait(const Fault& fault);
+  /// The job of the next successful SUBMIT reports `report` from QUERY JOB_HAZARDS (as if the
+  /// synchronization checker had found these hazards), whatever the device found; the job
+  /// itself runs for real.
+  void report_hazards_next_submit(HazardReport report);
   /// Drops every pending scripted action.
   void clear_scripts();
 
@@ -122,6 +132,8 @@ class FakeNpuKernel : public MockKernel {
   int mmap_errno_ = 0;
   std::vector<SubmitRecord> submits_;
   std::map<unsigned long, size_t> calls_;
+  std::optional<HazardReport> next_hazards_;
+  std::map<std::tuple<int, uint32_t, uint64_t>, HazardReport> hazards_;  // (fd, ctx, seqno)
 };
 
 }  // namespace npu::testing

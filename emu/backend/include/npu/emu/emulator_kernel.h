@@ -5,7 +5,9 @@
 // whatever the path, so several Devices opened on the same EmulatorKernel share the device
 // (its SRAM, scheduler and counters) as processes share a real device node, while each
 // open_kernel("emu:") call creates a fresh device. Device strings: "emu:" (default device
-// config) or "emu:/path/to/device-config.json" (docs/device-config.md). libnpu does not link
+// config) or "emu:/path/to/device-config.json" (docs/device-config.md); create() also reads
+// NPU_RACECHECK=1 (every job under the synchronization checker, docs/racecheck.md). libnpu
+// does not link
 // the emulator: linking the CMake target npu::emu (or npu::emu_backend) registers the "emu"
 // scheme in libnpu's backend registry (npu/emu/backend.h).
 //
