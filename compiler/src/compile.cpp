@@ -11,6 +11,7 @@
 
 #include "lower/lower.h"
 #include "npu/compiler/quantize.h"
+#include "npu/compiler/tvm_import.h"
 
 namespace npu::compiler {
 
@@ -202,6 +203,23 @@ Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptio
     return make_error(v.error().code, "internal error: " + v.error().message);
   }
   return r;
+}
+
+namespace {
+bool is_tvm_json(const std::string& path) {
+  return std::filesystem::path(path).extension() == ".json";
+}
+}  // namespace
+
+Expected<Graph> import_model(const std::string& path, const ImportOptions& options) {
+  return is_tvm_json(path) ? import_tvm_json(path, options) : import_onnx(path, options);
+}
+
+Expected<CompileResult> compile_model(const std::string& path, const CompileOptions& options) {
+  if (!is_tvm_json(path)) return compile_onnx(path, options);
+  auto g = import_tvm_json(path, options.import);
+  if (!g) return g.error();
+  return compile_graph(std::move(*g), options, path);
 }
 
 std::string format_layer_report(const format::Package& package) {
