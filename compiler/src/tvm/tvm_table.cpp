@@ -97,7 +97,7 @@ std::span<const TvmOpInfo> tvm_ops() {
 
 const TvmOpInfo* find_tvm_op(std::string_view kernel_name) {
   const tvm::OpRow* r = tvm::find_row(kernel_name);
-  return r ? &r->info : nullptr;
+  return r ? &tvm::kOps[static_cast<size_t>(r - tvm::rows().data())] : nullptr;
 }
 
 }  // namespace npu::compiler

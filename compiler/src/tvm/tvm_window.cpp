@@ -73,7 +73,8 @@ bool fits(const WindowSpec& w, const std::vector<Axis>& axes) {
 
 /// The assignments of the missing attributes that give axis `a`'s recorded size: strides in
 /// 1..max(kernel, 2), symmetric padding in 0..(window-1)/2, a missing pool size up to the
-/// input; pool size and stride missing together are taken equal (a k x k pool with stride k).
+/// input; pool size and stride missing together are taken equal, k with input = k x output
+/// (a k x k pool with stride k).
 std::vector<Axis> candidates(const WindowSpec& w, size_t a, const Axis& base) {
   std::vector<Axis> fit;
   const bool tie = !w.kernel && !w.strides;
@@ -86,7 +87,9 @@ std::vector<Axis> candidates(const WindowSpec& w, size_t a, const Axis& base) {
     for (int64_t s = smin; s <= smax; ++s) {
       for (int64_t p = 0; p <= pmax; ++p) {
         Axis x{k, s, w.pads ? base.pad_begin : p, w.pads ? base.pad_end : p, base.dilation};
-        if (out_size(w.in[a], x, w.ceil) == w.out[a] &&
+        // Pool size and stride both missing: the input is the output times k.
+        const bool exact = !tie || w.in[a] == k * w.out[a];
+        if (exact && out_size(w.in[a], x, w.ceil) == w.out[a] &&
             std::find(fit.begin(), fit.end(), x) == fit.end()) {
           fit.push_back(x);
         }
@@ -119,8 +122,9 @@ Expected<std::vector<Axis>> resolve(const WindowSpec& w, const KernelCall& c,
                     (missing_names.size() > 1 ? " are" : " is") +
                     " missing and the shapes do not determine " +
                     (missing_names.size() > 1 ? "them " : "it ") + shapes + ": " +
-                    std::to_string(fit.size()) + " assignments fit spatial axis " +
-                    std::to_string(a));
+                    (fit.empty() ? "no natural assignment fits"
+                                 : std::to_string(fit.size()) + " assignments fit") +
+                    " spatial axis " + std::to_string(a));
     }
     axes.push_back(fit[0]);
   }
