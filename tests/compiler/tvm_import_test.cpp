@@ -6,7 +6,9 @@
 // line naming the node.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "npu/compiler/tvm_import.h"
 #include "npu/ops/registry.h"
@@ -82,6 +84,17 @@ TEST(TvmImport, EveryTableRowMapsOntoTheRegistry) {
                         "sigmoid",
                         "tanh"}) {
     EXPECT_NE(find_tvm_op(std::string("example_npu.") + c), nullptr) << c;
+  }
+}
+
+// docs/tvm.md's kernel table lists every row of the table.
+TEST(TvmImport, DocsListEveryKernel) {
+  std::ifstream f(std::string(NPU_SOURCE_DIR) + "/docs/tvm.md");
+  std::stringstream text;
+  text << f.rdbuf();
+  ASSERT_FALSE(text.str().empty());
+  for (const TvmOpInfo& r : tvm_ops()) {
+    EXPECT_NE(text.str().find("`" + std::string(r.name) + "`"), std::string::npos) << r.name;
   }
 }
 
