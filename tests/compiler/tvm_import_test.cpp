@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <random>
 #include <set>
 #include <sstream>
 
@@ -453,6 +454,66 @@ TEST(TvmImport, UninferableAttributesNameTheNode) {
   EXPECT_EQ(error_of(train.native()),
             "g.json: node 5 (nn.batch_norm): training-mode batch_norm is not supported (export "
             "the model for inference)");
+}
+
+// Hostile graphs: byte-level damage of a valid graph and type-confused values anywhere in
+// its JSON tree never crash the importer, and every refusal is one line.
+TEST(TvmImport, DamagedGraphsNeverCrash) {
+  TvmGraph t;
+  const int x = t.input("x", {1, 4, 8, 8}), w = t.constant("w", {4, 4, 3, 3});
+  const int c = t.kernel1("relax.nn.conv2d", {{x, 0}, {w, 0}}, {1, 4, 8, 8},
+                          {{"padding", {1, 1}}, {"data_layout", "NCHW"}});
+  const int p = t.kernel1("example_npu.max_pool2d", {{c, 0}}, {1, 4, 4, 4});
+  const int b = t.kernel("example_npu.batch_norm", {{p, 0}, {w, 0}, {w, 0}, {w, 0}, {w, 0}},
+                         {{1, 4, 4, 4}, {4}, {4}});
+  t.head(b);
+  t.head(b, 2);
+  ImportOptions o;
+  o.constant_inputs["w"] = NpyArray::zeros(DType::kFloat32, {4, 4, 3, 3});
+  std::mt19937 rng(42);
+  auto check = [&](const std::string& text) {
+    auto g = import_tvm_json_text(text, o, "g.json");
+    if (!g) {
+      EXPECT_EQ(g.error().message.find('\n'), std::string::npos) << g.error().message;
+    }
+  };
+  for (const std::string& base : {t.native(), t.legacy()}) {
+    for (int i = 0; i < 300; ++i) {
+      std::string s = base;
+      for (int k = 0; k < 3; ++k) {
+        const size_t at = rng() % s.size();
+        switch (rng() % 3) {
+          case 0:
+            s[at] = static_cast<char>(rng() % 128);
+            break;
+          case 1:
+            s.erase(at, 1 + rng() % 8);
+            break;
+          default:
+            s.insert(at, 1, "[]{},:\"0123456789-e"[rng() % 18]);
+            break;
+        }
+      }
+      check(s);
+    }
+  }
+  const std::vector<json> values = {
+      json(),         json(-1),  json(0),       json(int64_t{1} << 62),       json(1e300),
+      json("x"),      json(""),  json::array(), json::array({json::array()}), json::array({-5, 3}),
+      json::object(), json(true)};
+  const json doc = json::parse(t.native());
+  for (int i = 0; i < 600; ++i) {
+    json d = doc;
+    json* v = &d;  // walk to a random place, replace it
+    for (int depth = 0; depth < 6 && (v->is_object() || v->is_array()) && !v->empty(); ++depth) {
+      auto it = v->begin();
+      std::advance(it, static_cast<std::ptrdiff_t>(rng() % v->size()));
+      v = &*it;
+      if (rng() % 4 == 0) break;
+    }
+    *v = values[rng() % values.size()];
+    check(d.dump());
+  }
 }
 
 }  // namespace

@@ -18,6 +18,7 @@ using json = nlohmann::json;
 
 constexpr int kMaxDepth = 64;  // nesting of the document; bounds the work on hostile input
 constexpr uint32_t kMaxNodes = 1u << 20;
+constexpr int64_t kMaxDim = int64_t{1} << 40;  // as the ONNX importer's element limit
 
 struct TooDeep {};
 
@@ -104,7 +105,9 @@ Expected<std::vector<std::vector<int64_t>>> parse_shapes(const json& v, const st
     for (const json& d : s) {
       auto x = to_int(d, what);
       if (!x) return x.error();
-      if (*x < -1) return make_error(EINVAL, what + ": dim " + std::to_string(*x));
+      if (*x < -1 || *x > kMaxDim) {
+        return make_error(EINVAL, what + ": dim " + std::to_string(*x) + " is out of range");
+      }
       dims.push_back(*x);
     }
     shapes.push_back(std::move(dims));

@@ -11,6 +11,12 @@ namespace npu::compiler::tvm {
 
 namespace {
 
+/// The largest stride, padding or (searched) pool size inference considers: beyond it nothing
+/// is "natural", and the search stays small on any input.
+constexpr int64_t kMaxSearch = 256;
+/// Window attributes (strides, padding, dilation, pool size) beyond this are refused.
+constexpr int64_t kMaxWindow = int64_t{1} << 20;
+
 /// One spatial axis of a sliding window.
 struct Axis {
   int64_t kernel = 1, stride = 1, pad_begin = 0, pad_end = 0, dilation = 1;
@@ -48,7 +54,10 @@ Expected<std::vector<int64_t>> expand_padding(std::vector<int64_t> p, size_t ran
                   std::to_string(rank) + " spatial axes");
   }
   for (int64_t v : p) {
-    if (v < 0) return c.fail("attribute 'padding' is negative");
+    if (v < 0 || v > kMaxWindow) {
+      return c.fail("attribute 'padding' has " + std::to_string(v) + " (must be 0.." +
+                    std::to_string(kMaxWindow) + ")");
+    }
   }
   return p;
 }
@@ -77,19 +86,25 @@ bool fits(const WindowSpec& w, const std::vector<Axis>& axes) {
 /// (a k x k pool with stride k).
 std::vector<Axis> candidates(const WindowSpec& w, size_t a, const Axis& base) {
   std::vector<Axis> fit;
+  if (w.out[a] < 1) return fit;
   const bool tie = !w.kernel && !w.strides;
-  const int64_t kmax = w.kernel ? base.kernel : std::max<int64_t>(w.in[a], 1);
-  for (int64_t k = w.kernel ? base.kernel : 1; k <= kmax; ++k) {
+  int64_t kmin = base.kernel, kmax = base.kernel;
+  if (tie) {  // the input is the output times k
+    if (w.in[a] % w.out[a] != 0) return fit;
+    kmin = kmax = w.in[a] / w.out[a];
+  } else if (!w.kernel) {
+    kmin = 1, kmax = std::min(w.in[a], kMaxSearch);
+  }
+  for (int64_t k = kmin; k <= kmax; ++k) {
     const int64_t smin = w.strides ? base.stride : (tie ? k : 1);
-    const int64_t smax = w.strides ? base.stride : (tie ? k : std::max<int64_t>(k, 2));
+    const int64_t smax =
+        w.strides ? base.stride : (tie ? k : std::min(std::max<int64_t>(k, 2), kMaxSearch));
     const int64_t window = base.dilation * (k - 1) + 1;
-    const int64_t pmax = w.pads ? 0 : (!w.kernel ? 0 : (window - 1) / 2);
+    const int64_t pmax = w.pads || !w.kernel ? 0 : std::min((window - 1) / 2, kMaxSearch);
     for (int64_t s = smin; s <= smax; ++s) {
       for (int64_t p = 0; p <= pmax; ++p) {
         Axis x{k, s, w.pads ? base.pad_begin : p, w.pads ? base.pad_end : p, base.dilation};
-        // Pool size and stride both missing: the input is the output times k.
-        const bool exact = !tie || w.in[a] == k * w.out[a];
-        if (exact && out_size(w.in[a], x, w.ceil) == w.out[a] &&
+        if (out_size(w.in[a], x, w.ceil) == w.out[a] &&
             std::find(fit.begin(), fit.end(), x) == fit.end()) {
           fit.push_back(x);
         }
@@ -147,7 +162,10 @@ Expected<std::optional<std::vector<int64_t>>> recorded(const KernelCall& c, cons
                   " values for " + std::to_string(rank) + " spatial axes");
   }
   for (int64_t x : v) {
-    if (x < 1) return c.fail("attribute '" + std::string(name) + "' must be >= 1");
+    if (x < 1 || x > kMaxWindow) {
+      return c.fail("attribute '" + std::string(name) + "' has " + std::to_string(x) +
+                    " (must be 1.." + std::to_string(kMaxWindow) + ")");
+    }
   }
   return std::optional(std::move(v));
 }
