@@ -49,6 +49,17 @@ class TvmGraph {
               const Dims& out, json attrs = json::object(), const std::string& dtype = "float32") {
     return kernel(name, inputs, {out}, std::move(attrs), {dtype});
   }
+  /// A batch_norm kernel of `x` (shape `dims`) whose four parameters of `channels` values are
+  /// new nodes named names[0..3] (const nodes, or inputs when `as_inputs`); three outputs.
+  int batch_norm(const std::string& name, int x, const Dims& dims, int64_t channels,
+                 const std::vector<std::string>& names, bool as_inputs = false,
+                 json attrs = json::object()) {
+    std::vector<std::pair<int, int>> in = {{x, 0}};
+    for (const auto& n : names) {
+      in.push_back({as_inputs ? input(n, {channels}) : constant(n, {channels}), 0});
+    }
+    return kernel(name, in, {dims, {channels}, {channels}}, std::move(attrs));
+  }
   void head(int node, int index = 0) { heads_.push_back({node, index, 0}); }
 
   /// The document as TVM >= 0.24 writes it.

@@ -221,11 +221,8 @@ TEST(TvmImport, PoolInfersWindow) {
 TEST(TvmImport, BatchNormMultiOutputAndAxis) {
   TvmGraph t;
   const int x = t.input("x", {1, 5, 6, 4});
-  std::vector<int> p;
-  for (const char* name : {"gamma", "beta", "mean", "var"}) p.push_back(t.constant(name, {4}));
   const int bn =
-      t.kernel("example_npu.batch_norm", {{x, 0}, {p[0], 0}, {p[1], 0}, {p[2], 0}, {p[3], 0}},
-               {{1, 5, 6, 4}, {4}, {4}});
+      t.batch_norm("example_npu.batch_norm", x, {1, 5, 6, 4}, 4, {"gamma", "beta", "mean", "var"});
   const int relu = t.kernel1("example_npu.relu", {{bn, 0}}, {1, 5, 6, 4});
   t.head(relu);
   t.head(bn, 2);
@@ -421,10 +418,8 @@ TEST(TvmImport, UninferableAttributesNameTheNode) {
 
   TvmGraph bn;
   const int y = bn.input("y", {1, 4, 4, 4});
-  std::vector<int> p;
-  for (const char* name : {"g", "b", "m", "v"}) p.push_back(bn.input(name, {4}));
-  bn.head(bn.kernel("example_npu.batch_norm", {{y, 0}, {p[0], 0}, {p[1], 0}, {p[2], 0}, {p[3], 0}},
-                    {{1, 4, 4, 4}, {4}, {4}}));
+  bn.head(bn.batch_norm("example_npu.batch_norm", y, {1, 4, 4, 4}, 4, {"g", "b", "m", "v"},
+                        /*as_inputs=*/true));
   EXPECT_EQ(error_of(bn.native()),
             "g.json: node 5 (example_npu.batch_norm): attribute 'axis' is missing and the shapes "
             "do not determine it (input [1, 4, 4, 4], 4 channels: 3 axes fit)");
@@ -447,10 +442,8 @@ TEST(TvmImport, UninferableAttributesNameTheNode) {
 
   TvmGraph train;
   const int tx = train.input("x", {1, 4, 2, 2});
-  std::vector<int> q;
-  for (const char* name : {"g", "b", "m", "v"}) q.push_back(train.input(name, {4}));
-  train.head(train.kernel("nn.batch_norm", {{tx, 0}, {q[0], 0}, {q[1], 0}, {q[2], 0}, {q[3], 0}},
-                          {{1, 4, 2, 2}, {4}, {4}}, {{"axis", 1}, {"training", true}}));
+  train.head(train.batch_norm("nn.batch_norm", tx, {1, 4, 2, 2}, 4, {"g", "b", "m", "v"},
+                              /*as_inputs=*/true, {{"axis", 1}, {"training", true}}));
   EXPECT_EQ(error_of(train.native()),
             "g.json: node 5 (nn.batch_norm): training-mode batch_norm is not supported (export "
             "the model for inference)");

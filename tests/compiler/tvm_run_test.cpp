@@ -281,11 +281,8 @@ TEST_F(TvmRun, MergedMultipleOps) {
 TEST_F(TvmRun, BatchNormMultiOutput) {
   TvmGraph t;
   const int x = t.input("x", {1, 4, 5, 5});
-  std::vector<int> p;
-  for (const char* name : {"gamma", "beta", "mean", "var"}) p.push_back(t.constant(name, {4}));
   const int bn =
-      t.kernel("example_npu.batch_norm", {{x, 0}, {p[0], 0}, {p[1], 0}, {p[2], 0}, {p[3], 0}},
-               {{1, 4, 5, 5}, {4}, {4}});
+      t.batch_norm("example_npu.batch_norm", x, {1, 4, 5, 5}, 4, {"gamma", "beta", "mean", "var"});
   t.head(t.kernel1("example_npu.relu", {{bn, 0}}, {1, 4, 5, 5}));
   t.head(bn, 1);
   t.head(bn, 2);

@@ -288,13 +288,7 @@ class Importer {
 
 Expected<Graph> import_tvm_json_text(std::string_view text, const ImportOptions& options,
                                      const std::string& source) {
-  auto fail = [&](const Error& e) -> Error {
-    std::string msg = source + ": " + e.message;
-    for (char& c : msg) {
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-    }
-    return make_error(e.code, std::move(msg));
-  };
+  auto fail = [&](const Error& e) { return detail::source_error(source, e); };
   auto doc = tvm::parse(text);
   if (!doc) return fail(doc.error());
   try {

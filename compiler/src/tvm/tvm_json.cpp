@@ -67,6 +67,19 @@ Expected<float> parse_float(std::string_view s, const std::string& what) {
   return static_cast<float>(v);
 }
 
+/// Each string of a legacy list parsed with `parse` (parse_int, parse_float).
+template <typename Parse>
+Expected<std::optional<AttrValue>> parse_list(const std::vector<std::string>& l,
+                                              const std::string& what, Parse parse) {
+  std::vector<std::decay_t<decltype(*parse(std::string_view(), what))>> out;
+  for (const auto& x : l) {
+    auto v = parse(x, what);
+    if (!v) return v.error();
+    out.push_back(*v);
+  }
+  return std::optional<AttrValue>(std::move(out));
+}
+
 /// The legacy form of an attribute: a list holding one list of strings.
 std::optional<std::vector<std::string>> legacy_strings(const json& v) {
   if (!v.is_array() || v.size() != 1 || !v[0].is_array()) return std::nullopt;
@@ -385,24 +398,10 @@ Expected<std::optional<AttrValue>> decode_attr(const json& v, const ops::AttrSch
         if (!f) return f.error();
         return std::optional<AttrValue>(*f);
       }
-      case T::kInts: {
-        std::vector<int64_t> out;
-        for (const auto& x : l) {
-          auto i = parse_int(x, what);
-          if (!i) return i.error();
-          out.push_back(*i);
-        }
-        return std::optional<AttrValue>(std::move(out));
-      }
-      case T::kFloats: {
-        std::vector<float> out;
-        for (const auto& x : l) {
-          auto f = parse_float(x, what);
-          if (!f) return f.error();
-          out.push_back(*f);
-        }
-        return std::optional<AttrValue>(std::move(out));
-      }
+      case T::kInts:
+        return parse_list(l, what, parse_int);
+      case T::kFloats:
+        return parse_list(l, what, parse_float);
       case T::kStrings:
         return std::optional<AttrValue>(l);
       default:

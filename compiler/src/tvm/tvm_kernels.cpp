@@ -108,6 +108,18 @@ Expected<int64_t> quant_axis(const KernelCall& c) {
   return axis;
 }
 
+/// QuantizeLinear / DequantizeLinear along the kernel's axis, the zero point in type `zp_type`.
+Expected<std::vector<ValueId>> qdq_node(Builder& b, const KernelCall& c, const char* op,
+                                        DType zp_type) {
+  auto axis = quant_axis(c);
+  if (!axis) return axis.error();
+  auto p = quant_params(b, c, *axis, zp_type);
+  if (!p) return p.error();
+  std::map<std::string, AttrValue> attrs;
+  Builder::set(attrs, op, "axis", *axis);
+  return std::vector<ValueId>{b.node(op, {c.inputs[0], p->first, p->second}, std::move(attrs))};
+}
+
 }  // namespace
 
 Expected<std::vector<ValueId>> matmul(Builder& b, const KernelCall& c) {
@@ -226,14 +238,7 @@ Expected<std::vector<ValueId>> quantize(Builder& b, const KernelCall& c) {
     return c.fail("quantize takes float32 data and scale, not " + c.in_dtype(0) + " and " +
                   c.in_dtype(1));
   }
-  auto axis = quant_axis(c);
-  if (!axis) return axis.error();
-  auto p = quant_params(b, c, *axis, *t);
-  if (!p) return p.error();
-  std::map<std::string, AttrValue> attrs;
-  Builder::set(attrs, "QuantizeLinear", "axis", *axis);
-  return std::vector<ValueId>{
-      b.node("QuantizeLinear", {c.inputs[0], p->first, p->second}, std::move(attrs))};
+  return qdq_node(b, c, "QuantizeLinear", *t);
 }
 
 Expected<std::vector<ValueId>> dequantize(Builder& b, const KernelCall& c) {
@@ -245,14 +250,7 @@ Expected<std::vector<ValueId>> dequantize(Builder& b, const KernelCall& c) {
     return c.fail("dequantize of " + c.in_dtype(0) + " is not supported (int8, uint8, int32)");
   }
   if (c.in_dtype(1) != "float32") return c.fail("the scale must be float32, not " + c.in_dtype(1));
-  auto axis = quant_axis(c);
-  if (!axis) return axis.error();
-  auto p = quant_params(b, c, *axis, *t);
-  if (!p) return p.error();
-  std::map<std::string, AttrValue> attrs;
-  Builder::set(attrs, "DequantizeLinear", "axis", *axis);
-  return std::vector<ValueId>{
-      b.node("DequantizeLinear", {c.inputs[0], p->first, p->second}, std::move(attrs))};
+  return qdq_node(b, c, "DequantizeLinear", *t);
 }
 
 }  // namespace npu::compiler::tvm
