@@ -416,5 +416,19 @@ TEST_F(TvmRun, ElementwiseAndActivations) {
   EXPECT_EQ(r->host_ops, 1u);  // Gelu
 }
 
+// Heads may repeat an entry or name an input (a pass-through): each still gets its output_<k>.
+TEST_F(TvmRun, HeadsThatRepeatOrPassThrough) {
+  TvmGraph t;
+  const int x = t.input("x", {2, 4});
+  const int r = t.kernel1("example_npu.relu", {{x, 0}}, {2, 4});
+  t.head(r);
+  t.head(r);
+  t.head(x);
+  const F xv = rnd(8, 15);
+  auto out = check(t, {}, {{"x", f32({2, 4}, xv)}},
+                   {f32({2, 4}, relu(xv)), f32({2, 4}, relu(xv)), f32({2, 4}, xv)});
+  ASSERT_TRUE(out);
+}
+
 }  // namespace
 }  // namespace npu::compiler
