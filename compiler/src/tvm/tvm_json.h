@@ -4,6 +4,7 @@
 // types ("shape"/"dtype" in either encoding), num_inputs/num_outputs, and a topological order
 // of the kernels (a cycle is an error). Operator attributes stay undecoded JSON until the
 // kernel's schema is known (decode_attr). Errors are one line without the source prefix.
+// Pure functions over values; a Document owns its data and shares nothing.
 #pragma once
 
 #include <nlohmann/json.hpp>

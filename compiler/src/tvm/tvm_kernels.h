@@ -4,6 +4,9 @@
 // function adds the nodes (through a Builder) and returns one value per TVM output entry.
 // Attribute inference (docs/tvm.md) lives with the kinds that need it: convolution and pooling
 // windows, batch_norm's axis, groups, quantize's out_dtype.
+// Threading: the table (find_row) is built once on first use and read-only after; a Builder
+// mutates its one Graph and is used by one thread. A KernelCall refers to its row, which is
+// static.
 #pragma once
 
 #include <map>
