@@ -11,6 +11,7 @@
 
 #include "lower/lower.h"
 #include "npu/compiler/quantize.h"
+#include "npu/compiler/tvm_import.h"
 
 namespace npu::compiler {
 
@@ -65,17 +66,35 @@ Expected<void> run_passes_quantized(Graph& g, const CompileOptions& options,
 
 }  // namespace
 
+namespace {
+
+/// Whether value `v` is read only in parameter slots, directly or through ops that only
+/// rearrange it (a weight fed as NHWC/HWIO goes through a Transpose first, a zero point through
+/// a Cast): `param` when some use is a parameter, `data` when some use is data.
+void classify_uses(const Graph& g, ValueId v, bool& param, bool& data, int depth = 0) {
+  if (g.is_graph_output(v)) data = true;
+  for (const Node& n : g.nodes) {
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] != v) continue;
+      const bool view = i == 0 && n.outputs.size() == 1 && n.outputs[0] >= 0 && depth < 8 &&
+                        (n.op_type == "Transpose" || n.op_type == "Reshape" ||
+                         n.op_type == "Cast" || n.op_type == "Identity");
+      if (view) {
+        classify_uses(g, n.outputs[0], param, data, depth + 1);
+      } else {
+        (parameter_slot(n, i) ? param : data) = true;
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::string> parameter_inputs(const Graph& g) {
   std::vector<std::string> names;
   for (ValueId in : g.inputs) {
     bool param = false, data = false;
-    for (const Node& n : g.nodes) {
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        if (n.inputs[i] != in) continue;
-        (parameter_slot(n, i) ? param : data) = true;
-      }
-    }
-    if (g.is_graph_output(in)) data = true;
+    classify_uses(g, in, param, data);
     if (param && !data) names.push_back(g.value(in).name);
   }
   return names;
@@ -202,6 +221,23 @@ Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptio
     return make_error(v.error().code, "internal error: " + v.error().message);
   }
   return r;
+}
+
+namespace {
+bool is_tvm_json(const std::string& path) {
+  return std::filesystem::path(path).extension() == ".json";
+}
+}  // namespace
+
+Expected<Graph> import_model(const std::string& path, const ImportOptions& options) {
+  return is_tvm_json(path) ? import_tvm_json(path, options) : import_onnx(path, options);
+}
+
+Expected<CompileResult> compile_model(const std::string& path, const CompileOptions& options) {
+  if (!is_tvm_json(path)) return compile_onnx(path, options);
+  auto g = import_tvm_json(path, options.import);
+  if (!g) return g.error();
+  return compile_graph(std::move(*g), options, path);
 }
 
 std::string format_layer_report(const format::Package& package) {

@@ -220,14 +220,7 @@ Expected<void> infer_shapes(onnx::ModelProto& m) {
 
 Expected<Graph> import_onnx_bytes(std::string_view bytes, const ImportOptions& options,
                                   const std::string& source) {
-  // Names in messages come from the file: control characters would break the one-line rule.
-  auto fail = [&](const Error& e) -> Error {
-    std::string msg = source + ": " + e.message;
-    for (char& c : msg) {
-      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-    }
-    return make_error(e.code, std::move(msg));
-  };
+  auto fail = [&](const Error& e) { return detail::source_error(source, e); };
   try {
     onnx::ModelProto model;
     if (bytes.size() > static_cast<size_t>(INT32_MAX) ||

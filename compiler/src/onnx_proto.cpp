@@ -25,6 +25,14 @@ std::string one_line(std::string s) {
   return out;
 }
 
+Error source_error(const std::string& source, const Error& e) {
+  std::string msg = source + ": " + e.message;
+  for (char& c : msg) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return make_error(e.code, std::move(msg));
+}
+
 namespace {
 
 struct OnnxType {

@@ -37,5 +37,8 @@ onnx::TypeProto type_to_proto(const Value& v);
 onnx::ModelProto export_onnx(const Graph& g);
 /// One line: newlines and runs of spaces collapsed, trailing period dropped.
 std::string one_line(std::string s);
+/// `e` prefixed with "SOURCE: ", control characters (from names in the model file) made '?'
+/// so the message stays one line. Both importers' errors end here.
+Error source_error(const std::string& source, const Error& e);
 
 }  // namespace npu::compiler::detail

@@ -29,10 +29,38 @@ std::optional<AttrType> attr_type(std::string_view name) {
   return std::nullopt;
 }
 
-/// Parses a schema string of the table ("name:type name:type! ..."). The table is part of the
-/// library, so a malformed entry is a programming error: it aborts on first use (and in every
-/// test run) rather than being reported at run time.
-std::vector<AttrSchema> parse_attributes(std::string_view op, std::string_view text) {
+std::vector<OpSchema> build_registry() {
+  using namespace types;  // NOLINT: the table's Types column names these sets
+  constexpr ShapeRule Same = ShapeRule::kSame, Broadcast = ShapeRule::kBroadcast,
+                      Compare = ShapeRule::kCompare, Impl = ShapeRule::kImpl;
+  std::vector<OpSchema> ops;
+#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes)      \
+  ops.push_back(OpSchema{#Name, Since, Until, Types, Shape, #Device, Code, #Host,     \
+                         parse_attribute_schema("operators.def: " #Name, Attributes), \
+                         &detail::Host});
+#include "npu/ops/operators.def"
+#undef NPU_OP
+  (void)Same, (void)Broadcast, (void)Compare, (void)Impl;
+  return ops;
+}
+
+const std::vector<OpSchema>& table() {
+  static const std::vector<OpSchema> ops = build_registry();
+  return ops;
+}
+
+const std::map<std::string_view, const OpSchema*>& index() {
+  static const std::map<std::string_view, const OpSchema*> by_name = [] {
+    std::map<std::string_view, const OpSchema*> m;
+    for (const OpSchema& s : table()) m.emplace(s.name, &s);
+    return m;
+  }();
+  return by_name;
+}
+
+}  // namespace
+
+std::vector<AttrSchema> parse_attribute_schema(std::string_view owner, std::string_view text) {
   std::vector<AttrSchema> out;
   size_t pos = 0;
   while (pos < text.size()) {
@@ -56,8 +84,8 @@ std::vector<AttrSchema> parse_attributes(std::string_view op, std::string_view t
     const auto type =
         colon == std::string_view::npos ? std::nullopt : attr_type(entry.substr(colon + 1));
     if (!type) {
-      std::fprintf(stderr, "npu::ops: operators.def: %.*s: bad attribute entry '%.*s'\n",
-                   static_cast<int>(op.size()), op.data(), static_cast<int>(entry.size()),
+      std::fprintf(stderr, "npu::ops: %.*s: bad attribute entry '%.*s'\n",
+                   static_cast<int>(owner.size()), owner.data(), static_cast<int>(entry.size()),
                    entry.data());
       std::abort();
     }
@@ -67,36 +95,6 @@ std::vector<AttrSchema> parse_attributes(std::string_view op, std::string_view t
   }
   return out;
 }
-
-std::vector<OpSchema> build_registry() {
-  using namespace types;  // NOLINT: the table's Types column names these sets
-  constexpr ShapeRule Same = ShapeRule::kSame, Broadcast = ShapeRule::kBroadcast,
-                      Compare = ShapeRule::kCompare, Impl = ShapeRule::kImpl;
-  std::vector<OpSchema> ops;
-#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes)  \
-  ops.push_back(OpSchema{#Name, Since, Until, Types, Shape, #Device, Code, #Host, \
-                         parse_attributes(#Name, Attributes), &detail::Host});
-#include "npu/ops/operators.def"
-#undef NPU_OP
-  (void)Same, (void)Broadcast, (void)Compare, (void)Impl;
-  return ops;
-}
-
-const std::vector<OpSchema>& table() {
-  static const std::vector<OpSchema> ops = build_registry();
-  return ops;
-}
-
-const std::map<std::string_view, const OpSchema*>& index() {
-  static const std::map<std::string_view, const OpSchema*> by_name = [] {
-    std::map<std::string_view, const OpSchema*> m;
-    for (const OpSchema& s : table()) m.emplace(s.name, &s);
-    return m;
-  }();
-  return by_name;
-}
-
-}  // namespace
 
 std::string DTypeSet::to_string() const {
   std::string out;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "npu/device.h"
+#include "npu/format/npz.h"
 #include "npu/runtime/batch.h"
 #include "npu/runtime/model.h"
 
@@ -68,11 +69,38 @@ Expected<std::map<std::string, format::NpyArray>> run_calibration(const compiler
 
 }  // namespace
 
+Expected<std::map<std::string, format::NpyArray>> read_params(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) {
+    if (fs::path(path).extension() != ".npz") {
+      return make_error(EINVAL, "--params " + path +
+                                    ": expected an .npz file or a directory of "
+                                    "NAME.npy files");
+    }
+    auto arrays = format::read_npz(path);
+    if (!arrays) return make_error(arrays.error().code, "--params " + arrays.error().message);
+    return arrays;
+  }
+  std::map<std::string, format::NpyArray> arrays;
+  for (const auto& entry : fs::directory_iterator(path, ec)) {
+    if (entry.path().extension() != ".npy") continue;
+    auto a = format::read_npy(entry.path().string());
+    if (!a) return make_error(a.error().code, "--params " + a.error().message);
+    arrays.emplace(entry.path().stem().string(), std::move(*a));
+  }
+  if (ec) return make_error(EIO, "--params " + path + ": " + ec.message());
+  return arrays;
+}
+
 void add_compile_flags(CLI::App& app, CompileFlags& f) {
   app.add_option("--device-config", f.device_config,
                  "device-config JSON the code is compiled for (SRAM size, MAC array, timing)");
   app.add_option("--quantize", f.quantize, "quantize a float model (int8)");
   app.add_option("--calibration", f.calibration, "calibration inputs (.npy) for --quantize");
+  app.add_option("--params", f.params,
+                 "FILE.npz or DIR of NAME.npy: a TVM graph's const nodes, and inputs bound as "
+                 "constants (weights)");
   app.add_flag("--report", f.report, "print the partition and the per-layer table");
   app.add_flag("--host-only", f.host_only, "run every operator on the host (reference run)");
   app.add_option("--input-shape", f.input_shapes,
@@ -125,10 +153,20 @@ Expected<compiler::CompileOptions> compile_options(
     if (d->size() != 1) return make_error(EINVAL, "--dim " + text + ": expected SYMBOL=N");
     o.import.dim_values[kv->first] = (*d)[0];
   }
+  if (!f.params.empty()) {
+    auto params = read_params(f.params);
+    if (!params) return params.error();
+    for (auto& [name, a] : *params) {
+      if (inputs && inputs->count(name)) {
+        return make_error(EINVAL, "'" + name + "' is given by both --params and --input");
+      }
+      o.import.constant_inputs[name] = std::move(a);
+    }
+  }
   if (inputs && !inputs->empty()) {
     for (const auto& [name, a] : *inputs) o.import.input_shapes[name] = a.shape;
     // Inputs that only parameterize an op become constants (BRIEF §3, npu-run).
-    auto g = compiler::import_onnx(f.model, o.import);
+    auto g = compiler::import_model(f.model, o.import);
     if (!g) return g.error();
     for (const std::string& name : compiler::parameter_inputs(*g)) {
       auto it = inputs->find(name);
@@ -143,13 +181,7 @@ Expected<compiler::CompileOptions> compile_options(
 
 Expected<compiler::CompileResult> compile_model(const CompileFlags& f,
                                                 const compiler::CompileOptions& o) {
-  const std::string ext = std::filesystem::path(f.model).extension().string();
-  if (ext == ".json") {
-    return make_error(ENOTSUP, f.model +
-                                   ": TVM JSON graphs are not supported yet (give an "
-                                   ".onnx model)");
-  }
-  return compiler::compile_onnx(f.model, o);
+  return compiler::compile_model(f.model, o);
 }
 
 }  // namespace npu::tools

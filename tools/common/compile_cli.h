@@ -1,6 +1,7 @@
 // Shared by npu-compile and npu-run: the compile flags of BRIEF §3 (--device-config,
-// --quantize/--calibration, --report, pass debugging) and their translation into
-// compiler::CompileOptions, including the inputs npu-run binds as constants.
+// --quantize/--calibration, --params, --report, pass debugging) and their translation into
+// compiler::CompileOptions, including the inputs npu-run binds as constants. MODEL is an ONNX
+// model or a TVM BYOC JSON graph (.json).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +20,7 @@ struct CompileFlags {
   std::string model;
   std::string device_config;
   std::string quantize, calibration;
+  std::string params;  // --params FILE.npz|DIR: TVM const nodes and inputs bound as constants
   bool report = false, host_only = false;
   std::vector<std::string> print_after, disable, input_shapes, dims;
 };
@@ -26,7 +28,13 @@ struct CompileFlags {
 /// Adds the compile flags (not the positional MODEL) to `app`.
 void add_compile_flags(CLI::App& app, CompileFlags& flags);
 
-/// CompileOptions for `flags`; `inputs` (npu-run's --input arrays) fix the graph inputs'
+/// The arrays of --params: an .npz archive (np.savez / np.savez_compressed) or a directory of
+/// NAME.npy files, by name.
+Expected<std::map<std::string, format::NpyArray>> read_params(const std::string& path);
+
+/// CompileOptions for `flags`; --params arrays are bound as constants (ImportOptions::
+/// constant_inputs: a TVM graph's const nodes and named inputs, an ONNX model's inputs);
+/// `inputs` (npu-run's --input arrays) fix the graph inputs'
 /// shapes, and those that only parameterize an op (compiler::parameter_inputs) are bound as
 /// constants and removed from `inputs`. `--quantize int8 --calibration FILE.npy` (each needs
 /// the other) reads FILE and sets CompileOptions::calibrate to a run of the calibration graph

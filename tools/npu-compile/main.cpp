@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Compile an ONNX model to an NPU model package (.npub)", "npu-compile"};
   npu::tools::CompileFlags flags;
   std::string output;
-  app.add_option("MODEL", flags.model, "the model (.onnx)")->required();
+  app.add_option("MODEL", flags.model, "the model (.onnx, or a TVM BYOC .json graph)")->required();
   app.add_option("-o,--output", output, "the package to write (.npub)")->required();
   npu::tools::add_compile_flags(app, flags);
   app.add_flag_callback(

@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
   npu::tools::RunFlags run;
   std::vector<std::string> input_specs;
   std::string device, save;
-  app.add_option("MODEL", flags.model, "the model (.onnx)")->required();
+  app.add_option("MODEL", flags.model, "the model (.onnx, or a TVM BYOC .json graph)")->required();
   app.add_option("--input", input_specs, "NAME=FILE.npy: a graph input (repeatable)");
   app.add_option("--output-dir", run.output_dir, "write DIR/<output name>.npy per output");
   app.add_option("--trace", run.trace, "write a Chrome/Perfetto trace of the engines");

@@ -1,4 +1,4 @@
-// compile: the whole compiler in one call. Import (onnx_import.h), the pass pipeline
+// compile: the whole compiler in one call. Import (onnx_import.h, tvm_import.h), the pass pipeline
 // (pass_registry.def), partition into device and host segments (support.h), lowering of each
 // device segment to a tiled, double-buffered command buffer (npu/codegen), memory planning
 // (one constants buffer, one activation arena reused by liveness) and the model package
@@ -43,6 +43,14 @@ struct CompileResult {
   size_t device_ops = 0, host_ops = 0;
 };
 
+/// Imports the model at `path`: a TVM BYOC JSON graph when the name ends in ".json"
+/// (npu/compiler/tvm_import.h), an ONNX model otherwise.
+[[nodiscard]] Expected<Graph> import_model(const std::string& path,
+                                           const ImportOptions& options = {});
+/// Imports (import_model) and compiles the model at `path`: compile_onnx() for ONNX, the TVM
+/// graph through compile_graph() otherwise.
+[[nodiscard]] Expected<CompileResult> compile_model(const std::string& path,
+                                                    const CompileOptions& options = {});
 /// Imports and compiles the model at `path` (.onnx).
 [[nodiscard]] Expected<CompileResult> compile_onnx(const std::string& path,
                                                    const CompileOptions& options = {});
@@ -54,7 +62,8 @@ struct CompileResult {
 /// Graph inputs that only parameterize an operator (weights and biases of Conv/Gemm/MatMul
 /// second operands, quantization scales and zero points, BatchNormalization statistics, a
 /// Reshape's shape, Pad's pads, Clip's bounds, Squeeze/Unsqueeze/Reduce axes, ...): the
-/// inputs npu-run binds as constants when it is given their values (BRIEF §3). An input also
+/// inputs npu-run binds as constants when it is given their values (BRIEF §3); also through a
+/// Transpose, Reshape, Cast or Identity on the way (a TVM graph's HWIO weights). An input also
 /// read as data (input 0 of an elementwise op, say) is not listed.
 std::vector<std::string> parameter_inputs(const Graph& g);
 

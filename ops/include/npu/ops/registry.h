@@ -88,6 +88,13 @@ struct AttrSchema {
   double number_default() const;
 };
 
+/// Parses an attribute schema in the registry's syntax ("name:type[=default][!] ..." separated
+/// by spaces; the Attributes column of operators.def). Schema tables are part of the program,
+/// so a malformed entry is a programming error: it aborts, naming `owner` ("operators.def:
+/// Conv"), on first use — which every test run reaches. Other tables written in the same syntax
+/// (the compiler's TVM attribute schemas, npu/compiler/tvm_ops.def) parse theirs with it.
+std::vector<AttrSchema> parse_attribute_schema(std::string_view owner, std::string_view text);
+
 struct OpCall;  // one call of a host implementation (private to the library)
 using HostFn = Expected<std::vector<format::NpyArray>> (*)(const OpCall&);
 
