@@ -42,8 +42,10 @@ Hazards query_hazards(Client& c, uint32_t ctx, uint64_t seqno) {
   if (raw.size() < sizeof(h.header)) return h;
   std::memcpy(&h.header, raw.data(), sizeof(h.header));
   h.entries.resize(h.header.num_hazards);
-  std::memcpy(h.entries.data(), raw.data() + sizeof(h.header),
-              h.entries.size() * sizeof(drm_npu_hazard));
+  if (!h.entries.empty()) {  // memcpy of nothing still wants non-null pointers (UBSan)
+    std::memcpy(h.entries.data(), raw.data() + sizeof(h.header),
+                h.entries.size() * sizeof(drm_npu_hazard));
+  }
   return h;
 }
 
