@@ -346,6 +346,28 @@ Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,
   return a;
 }
 
+Expected<std::vector<PadResult>> resolve_windows(const OpCall& c, AutoPad mode,
+                                                 const std::vector<int64_t>& x,
+                                                 const SpatialAttrs& a, bool ceil_mode) {
+  const size_t rank = a.kernel.size();
+  std::vector<PadResult> pads(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    pads[d] = resolve_pads(mode, x[2 + d], a.kernel[d], a.strides[d], a.dilations[d], a.pads[d],
+                           a.pads[rank + d], ceil_mode);
+    if (pads[d].overflow) {
+      return op_error(
+          c, "spatial dim " + std::to_string(d) + ": kernel_shape " + std::to_string(a.kernel[d]) +
+                 ", dilation " + std::to_string(a.dilations[d]) + ", stride " +
+                 std::to_string(a.strides[d]) + " and pads " + std::to_string(a.pads[d]) + "+" +
+                 std::to_string(a.pads[rank + d]) + " overflow the int64 range");
+    }
+    if (pads[d].out < 1) {
+      return op_error(c, "kernel " + shape_text(a.kernel) + " does not fit input " + shape_text(x));
+    }
+  }
+  return pads;
+}
+
 Expected<ConvGeometry> conv_geometry(const OpCall& c, const Shape& x, const Shape& w) {
   if (x.size() < 3) return op_error(c, "input must have rank >= 3, got " + shape_text(x));
   const size_t rank = x.size() - 2;
@@ -369,16 +391,10 @@ Expected<ConvGeometry> conv_geometry(const OpCall& c, const Shape& x, const Shap
   if (!mode) return mode.error();
   ConvGeometry g;
   g.out_shape = {x[0], w[0]};
-  std::vector<PadResult> pads(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    pads[d] = resolve_pads(*mode, x[2 + d], attrs->kernel[d], attrs->strides[d],
-                           attrs->dilations[d], attrs->pads[d], attrs->pads[rank + d], false);
-    if (pads[d].out < 1) {
-      return op_error(
-          c, "kernel " + shape_text(attrs->kernel) + " does not fit input " + shape_text(x));
-    }
-    g.out_shape.push_back(pads[d].out);
-  }
+  auto windows = resolve_windows(c, *mode, x, *attrs, false);
+  if (!windows) return windows.error();
+  const std::vector<PadResult>& pads = *windows;
+  for (const PadResult& p : pads) g.out_shape.push_back(p.out);
   for (int64_t v : x) {
     if (v > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
   }

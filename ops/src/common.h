@@ -247,5 +247,12 @@ struct SpatialAttrs {
 Expected<SpatialAttrs> spatial_attrs(const OpCall& c, size_t rank,
                                      const std::vector<int64_t>& kernel_from_weights);
 
+/// The output size and pads of every spatial dim of input `x` ([N, C, spatial...]) under
+/// `a` and auto_pad `mode` (resolve_pads). Errors name the op: a window that does not fit,
+/// or attributes whose arithmetic leaves int64.
+Expected<std::vector<PadResult>> resolve_windows(const OpCall& c, AutoPad mode,
+                                                 const std::vector<int64_t>& x,
+                                                 const SpatialAttrs& a, bool ceil_mode);
+
 }  // namespace detail
 }  // namespace npu::ops

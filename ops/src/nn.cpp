@@ -39,13 +39,10 @@ HostOutputs conv_nd(const OpCall& c, const NpyArray& x, const NpyArray& w, const
   auto mode = auto_pad_attr(c);
   if (!mode) return mode.error();
   Shape out_shape = {xs[0], ws[0]};
-  std::vector<PadResult> pads(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    pads[d] = resolve_pads(*mode, xs[2 + d], attrs->kernel[d], attrs->strides[d],
-                           attrs->dilations[d], attrs->pads[d], attrs->pads[rank + d], false);
-    if (pads[d].out < 1) return op_error(c, "kernel does not fit input " + shape_text(xs));
-    out_shape.push_back(pads[d].out);
-  }
+  auto windows = resolve_windows(c, *mode, xs, *attrs, false);
+  if (!windows) return windows.error();
+  const std::vector<PadResult>& pads = *windows;
+  for (const PadResult& p : pads) out_shape.push_back(p.out);
   if (bias && bias->num_elements() != ws[0]) {
     return op_error(c, "bias shape " + shape_text(bias->shape) + " does not match " +
                            std::to_string(ws[0]) + " output channels");
@@ -133,13 +130,9 @@ HostOutputs pool_window(const OpCall& c, uint8_t kind, bool global) {
     s.dilation = attrs->dilations;
     s.count_include_pad = *include_pad != 0;
     s.column_major_argmax = *order == 1;
-    for (size_t d = 0; d < rank; ++d) {
-      const PadResult p = resolve_pads(*mode, s.in[d], s.kernel[d], s.stride[d], s.dilation[d],
-                                       attrs->pads[d], attrs->pads[rank + d], *ceil_mode != 0);
-      if (p.out < 1) {
-        return op_error(c,
-                        "kernel " + shape_text(s.kernel) + " does not fit input " + shape_text(xs));
-      }
+    auto windows = resolve_windows(c, *mode, xs, *attrs, *ceil_mode != 0);
+    if (!windows) return windows.error();
+    for (const PadResult& p : *windows) {
       s.out.push_back(p.out);
       s.pad_begin.push_back(p.begin);
       s.pad_end.push_back(p.end);

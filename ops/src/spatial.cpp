@@ -15,11 +15,24 @@ std::optional<AutoPad> parse_auto_pad(std::string_view text) {
 
 PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
                        int64_t begin, int64_t end, bool ceil_mode) {
-  const int64_t eff = dilation * (kernel - 1) + 1;
   PadResult r;
+  const auto overflow = [&r] {
+    r = PadResult{};
+    r.overflow = true;
+    return r;
+  };
+  int64_t eff = 0;  // dilation * (kernel - 1) + 1
+  if (__builtin_mul_overflow(dilation, kernel - 1, &eff) || __builtin_add_overflow(eff, 1, &eff)) {
+    return overflow();
+  }
   if (mode == AutoPad::kSameUpper || mode == AutoPad::kSameLower) {
-    r.out = (in + stride - 1) / stride;
-    const int64_t total = std::max<int64_t>(0, (r.out - 1) * stride + eff - in);
+    r.out = in / stride + (in % stride != 0 ? 1 : 0);
+    int64_t total = 0;  // (out - 1) * stride + eff - in
+    if (__builtin_mul_overflow(r.out - 1, stride, &total) ||
+        __builtin_add_overflow(total, eff - in, &total)) {
+      return overflow();
+    }
+    total = std::max<int64_t>(0, total);
     const int64_t small = total / 2;
     r.begin = mode == AutoPad::kSameUpper ? small : total - small;
     r.end = total - r.begin;
@@ -28,13 +41,20 @@ PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride,
   if (mode == AutoPad::kValid) begin = end = 0;
   r.begin = begin;
   r.end = end;
-  const int64_t span = in + begin + end - eff;
+  int64_t span = 0;  // in + begin + end - eff
+  if (__builtin_add_overflow(in, begin, &span) || __builtin_add_overflow(span, end, &span) ||
+      __builtin_sub_overflow(span, eff, &span)) {
+    return overflow();
+  }
   if (span < 0) return r;  // out = 0: the window does not fit
   r.out = span / stride + 1;
   if (ceil_mode && span % stride != 0) {
     r.out += 1;
-    // A window may not start in the end padding (ONNX's reference and PyTorch).
-    if ((r.out - 1) * stride >= in + begin) r.out -= 1;
+    // A window may not start in the end padding (ONNX's reference and PyTorch); (out - 1) *
+    // stride <= span + stride - 1 stays in range as span + stride would.
+    int64_t last = 0;
+    if (__builtin_mul_overflow(r.out - 1, stride, &last)) return overflow();
+    if (last >= in + begin) r.out -= 1;
   }
   return r;
 }

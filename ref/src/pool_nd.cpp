@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 #include "npu/ref/scalar.h"
 #include "npu/ref/tensor.h"
@@ -31,6 +33,28 @@ bool next_index(std::vector<int64_t>& idx, const std::vector<int64_t>& dims) {
     idx[d] = 0;
   }
   return false;
+}
+
+/// Advances a row-major multi-index within [lo, hi) per dim; false after the last one.
+bool next_index_in(std::vector<int64_t>& idx, const std::vector<int64_t>& lo,
+                   const std::vector<int64_t>& hi) {
+  for (size_t d = idx.size(); d-- > 0;) {
+    if (++idx[d] < hi[d]) return true;
+    idx[d] = lo[d];
+  }
+  return false;
+}
+
+/// The window taps k in [0, kernel) whose position start + k * dilation lies in [lo, hi):
+/// [k_lo, k_hi) (empty when k_hi <= k_lo). Pure arithmetic, so a window of 2^62 taps costs
+/// no more than a small one; no intermediate leaves int64 for positions within the input.
+std::pair<int64_t, int64_t> taps_within(int64_t start, int64_t kernel, int64_t dilation, int64_t lo,
+                                        int64_t hi) {
+  // Smallest k with start + k*dil >= lo; largest k with start + k*dil <= hi - 1.
+  const int64_t k_lo = start >= lo ? 0 : (lo - start + dilation - 1) / dilation;
+  if (hi - 1 < start) return {k_lo, 0};
+  const int64_t k_hi = std::min(kernel, (hi - 1 - start) / dilation + 1);
+  return {std::min(k_lo, kernel), k_hi};
 }
 
 template <typename T>
@@ -59,6 +83,18 @@ Expected<void> check_pool_nd(const PoolNdShape& s, size_t in_size, size_t out_si
     }
     if (s.pad_begin[d] < 0 || s.pad_end[d] < 0) {
       return make_error(EINVAL, "pool: pads must be >= 0");
+    }
+    // Every position and count below stays in int64: padded extent + window extent + steps.
+    int64_t extent = 0, total = 0;
+    if (__builtin_mul_overflow(s.dilation[d], s.kernel[d] - 1, &extent) ||
+        __builtin_add_overflow(extent, s.in[d], &total) ||
+        __builtin_add_overflow(total, s.pad_begin[d], &total) ||
+        __builtin_add_overflow(total, s.pad_end[d], &total) ||
+        __builtin_add_overflow(total, s.stride[d], &total) ||
+        __builtin_add_overflow(total, s.dilation[d], &total) ||
+        __builtin_mul_overflow(s.out[d] - 1, s.stride[d], &total)) {
+      return make_error(EOVERFLOW, "pool: spatial dim " + std::to_string(d) +
+                                       ": window, pads and input exceed the int64 range");
     }
   }
   const uint64_t in_plane = product(s.in), out_plane = product(s.out);
@@ -95,17 +131,22 @@ Expected<void> pool_nd(uint8_t kind, const PoolNdShape& s, std::span<const T> in
     acc *= s.in[dd];
   }
 
-  std::vector<int64_t> o(rank, 0), k(rank, 0), start(rank);
+  std::vector<int64_t> o(rank, 0), k(rank, 0), start(rank), lo(rank), hi(rank);
   for (uint64_t oi = 0; oi < out_plane; ++oi, next_index(o, s.out)) {
+    // Per dim, the taps inside the input [lo, hi) and the count inside the padded input; only
+    // the former are visited, in row-major window order as before.
     int64_t padded_count = 1;
+    bool empty = false;
     for (size_t d = 0; d < rank; ++d) {
       start[d] = o[d] * s.stride[d] - s.pad_begin[d];
-      int64_t inside = 0;  // window positions inside [-pad_begin, in + pad_end)
-      for (int64_t j = 0; j < s.kernel[d]; ++j) {
-        const int64_t p = start[d] + j * s.dilation[d];
-        inside += (p >= -s.pad_begin[d] && p < s.in[d] + s.pad_end[d]) ? 1 : 0;
+      std::tie(lo[d], hi[d]) = taps_within(start[d], s.kernel[d], s.dilation[d], 0, s.in[d]);
+      empty = empty || hi[d] <= lo[d];
+      const auto [p_lo, p_hi] = taps_within(start[d], s.kernel[d], s.dilation[d], -s.pad_begin[d],
+                                            s.in[d] + s.pad_end[d]);
+      const int64_t inside = std::max<int64_t>(0, p_hi - p_lo);
+      if (__builtin_mul_overflow(padded_count, inside, &padded_count)) {
+        return make_error(EOVERFLOW, "pool: window of more than 2^63 positions");
       }
-      padded_count *= inside;
     }
     for (uint64_t plane = 0; plane < s.planes; ++plane) {
       const T* x = in.data() + plane * in_plane;
@@ -114,17 +155,14 @@ Expected<void> pool_nd(uint8_t kind, const PoolNdShape& s, std::span<const T> in
       float fsum = 0.0f;
       int64_t isum = 0;
       int64_t valid = 0;
-      std::fill(k.begin(), k.end(), 0);
-      do {
+      k = lo;
+      for (bool more = !empty; more; more = next_index_in(k, lo, hi)) {
         int64_t off = 0, ioff = 0;
-        bool inside = true;
-        for (size_t d = 0; d < rank && inside; ++d) {
+        for (size_t d = 0; d < rank; ++d) {
           const int64_t p = start[d] + k[d] * s.dilation[d];
-          inside = p >= 0 && p < s.in[d];
           off += p * row[d];
           ioff += p * index_stride[d];
         }
-        if (!inside) continue;
         const T v = x[off];
         if (valid == 0 || (!is_nan(best) && (v > best || is_nan(v)))) {
           best = v;
@@ -136,7 +174,7 @@ Expected<void> pool_nd(uint8_t kind, const PoolNdShape& s, std::span<const T> in
           isum += v;
         }
         ++valid;
-      } while (next_index(k, s.kernel));
+      }
       T result{};
       if (valid > 0 && kind == NPU_POOL_MAX) {
         result = best;

@@ -342,6 +342,29 @@ TEST(HostOpsPool, MaxPoolCeilModeWithIndices) {
             (std::vector<float>{2, 4}));
 }
 
+// Hostile windows (issue 14): a kernel of 2^40 rows costs what the input holds, not 2^40
+// steps; one whose arithmetic leaves int64 (2^62 with SAME_UPPER, pads of INT64_MAX) is one
+// error line, not a hang or a wrapped "does not fit".
+TEST(HostOpsPool, HugeWindowsVisitOnlyTheInput) {
+  const NpyArray x = f32({1, 1, 4, 4}, iota_f(16, 1));
+  const std::string attrs = R"({"kernel_shape":[1099511627776,2],"auto_pad":"SAME_UPPER"})";
+  EXPECT_EQ(out<float>(run("MaxPool", attrs, {&x}), {1, 1, 4, 4}),
+            (std::vector<float>{14, 15, 16, 16, 14, 15, 16, 16, 14, 15, 16, 16, 14, 15, 16, 16}));
+  EXPECT_EQ(out<float>(run("AveragePool", attrs, {&x}), {1, 1, 4, 4}),
+            (std::vector<float>{7.5, 8.5, 9.5, 10, 7.5, 8.5, 9.5, 10, 7.5, 8.5, 9.5, 10, 7.5, 8.5,
+                                9.5, 10}));
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    const std::string e =
+        err(run(op, R"({"kernel_shape":[4611686018427387904,2],"auto_pad":"SAME_UPPER"})", {&x}));
+    EXPECT_NE(e.find("exceed the int64 range"), std::string::npos) << e;
+  }
+  const NpyArray w = f32({1, 1, 1, 1}, {1});
+  const std::string e = err(run("Conv", R"({"pads":[9223372036854775807,0,0,0]})", {&x, &w}));
+  EXPECT_EQ(e,
+            "Conv: spatial dim 0: kernel_shape 1, dilation 1, stride 1 and pads "
+            "9223372036854775807+0 overflow the int64 range");
+}
+
 TEST(HostOpsPool, MaxPoolDilationIndicesAcrossChannels) {
   const NpyArray x = f32({1, 2, 5}, {1, 5, 2, 4, 3, 9, 0, 0, 0, 8});
   const auto r = run("MaxPool", R"({"kernel_shape":[2],"dilations":[2]})", {&x}, 2);

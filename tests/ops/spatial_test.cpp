@@ -2,6 +2,8 @@
 // the compiler's lowering share.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "npu/ops/spatial.h"
 
 namespace {
@@ -41,6 +43,22 @@ TEST(Spatial, ResolvePads) {
   EXPECT_EQ(resolve_pads(AutoPad::kNotSet, 4, 2, 2, 1, 0, 1, true).out, 2);
   // A window larger than the padded input: no output.
   EXPECT_EQ(resolve_pads(AutoPad::kNotSet, 2, 5, 1, 1, 0, 0, false).out, 0);
+}
+
+TEST(Spatial, ArithmeticThatLeavesInt64IsFlaggedNotWrapped) {
+  constexpr int64_t kMax = INT64_MAX;
+  // pads = [INT64_MAX, 0]: input + pads overflows (it used to wrap, then read "does not fit").
+  const auto p = resolve_pads(AutoPad::kNotSet, 4, 1, 1, 1, kMax, 0, false);
+  EXPECT_TRUE(p.overflow);
+  EXPECT_EQ(p.out, 0);
+  // dilation * (kernel - 1) overflows.
+  EXPECT_TRUE(resolve_pads(AutoPad::kNotSet, 4, int64_t{1} << 62, 1, 4, 0, 0, false).overflow);
+  EXPECT_TRUE(resolve_pads(AutoPad::kSameUpper, 4, kMax, 1, 2, 0, 0, false).overflow);
+  // Large but representable windows resolve as usual.
+  const auto big = resolve_pads(AutoPad::kSameUpper, 4, int64_t{1} << 40, 1, 1, 0, 0, false);
+  EXPECT_FALSE(big.overflow);
+  EXPECT_EQ(big.out, 4);
+  EXPECT_EQ(big.begin + big.end, (int64_t{1} << 40) - 1);
 }
 
 }  // namespace

@@ -149,6 +149,7 @@ Expected<Window> window_of(const Node& n, const std::vector<int64_t>& in_dims,
   for (size_t i = 0; i < sp; ++i) {  // the operator library's rule (npu/ops/spatial.h)
     const ops::PadResult r = ops::resolve_pads(*mode, in_dims[2 + i], kernel[i], strides[i], dil[i],
                                                pads[i], pads[sp + i], false);
+    if (r.overflow) return make_error(EOVERFLOW, "kernel/strides/dilations/pads overflow int64");
     pads[i] = r.begin;
     pads[sp + i] = r.end;
   }

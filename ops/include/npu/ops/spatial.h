@@ -18,12 +18,16 @@ std::optional<AutoPad> parse_auto_pad(std::string_view text);
 /// One spatial dim: the output size and the pads before/after.
 struct PadResult {
   int64_t out = 0, begin = 0, end = 0;
+  /// The window arithmetic (dilation * (kernel - 1), input + pads, ...) leaves the int64 range:
+  /// out is 0 and the attributes are to be refused as such (not as "does not fit").
+  bool overflow = false;
 };
 
 /// Floor (or, with ceil_mode, ceil with windows starting in the end padding dropped) of
 /// (in + begin + end - dilation * (kernel - 1) - 1) / stride + 1 (0 when the window does not
 /// fit); SAME_* give ceil(in / stride) and split the needed padding, the odd one at the end
-/// (UPPER) or start (LOWER); VALID drops the explicit pads. Preconditions: kernel, stride,
+/// (UPPER) or start (LOWER); VALID drops the explicit pads. Overflow-safe for any int64
+/// attributes (see PadResult::overflow). Preconditions: kernel, stride,
 /// dilation >= 1 (ONNX's checker and the import enforce them).
 PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
                        int64_t begin, int64_t end, bool ceil_mode);
