@@ -143,6 +143,10 @@ class HeaderParser {
   Expected<void> parse_int(int64_t& out) {
     if (peek() == '-') return error("negative dimension in shape");
     if (peek() < '0' || peek() > '9') return error("expected a non-negative integer in shape");
+    // A Python integer literal has no leading zeros ("028" is a SyntaxError; NumPy refuses it).
+    if (peek() == '0' && pos_ + 1 < s_.size() && s_[pos_ + 1] >= '0' && s_[pos_ + 1] <= '9') {
+      return error("leading zero in a dimension of shape");
+    }
     int64_t v = 0;
     while (peek() >= '0' && peek() <= '9') {
       const int digit = s_[pos_] - '0';
