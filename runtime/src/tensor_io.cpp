@@ -199,6 +199,17 @@ Expected<void> write_tensor(RunState& run, const TensorInfo& t, const NpyArray& 
 Expected<NpyArray> read_tensor(RunState& run, const TensorInfo& t) {
   auto shape = resolve(run, t);
   if (!shape) return shape.error();
+  // Checked before allocating anything: a package may declare more than its location holds
+  // (every element of a stored tensor has its own bytes in the location).
+  const int64_t n = format::element_count(*shape);
+  const uint64_t es = format::dtype_size(t.dtype);
+  if (n < 0 || es == 0 || static_cast<uint64_t>(n) > t.location->size / es) {
+    return make_error(ERANGE,
+                      run.m.where("tensor '" + t.name + "': shape " + format::shape_text(*shape) +
+                                  " of " + format::dtype_name(t.dtype) + " needs more than the " +
+                                  std::to_string(t.location->size) +
+                                  " bytes of its location in buffer '" + t.location->buffer + "'"));
+  }
   NpyArray a = NpyArray::zeros(t.dtype, *shape);
   NPU_TRY(transfer<false>(run, t, *shape, a.data));
   return a;
