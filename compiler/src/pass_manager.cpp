@@ -1,22 +1,19 @@
 // The pass registry (built from pass_registry.def) and the pass manager's run loop.
 #include "npu/compiler/pass_manager.h"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
+
+#include "npu/log.h"
 
 namespace npu::compiler {
 
 namespace {
 
 spdlog::logger& log() {
-  static const std::shared_ptr<spdlog::logger> logger = [] {
-    if (auto existing = spdlog::get("npuc")) return existing;
-    return spdlog::stderr_color_mt("npuc");
-  }();
-  return *logger;
+  return npu::logger("npuc");
 }
 
 bool contains(const std::vector<std::string>& list, std::string_view name) {

@@ -29,6 +29,7 @@
 #include "npu/isa/opcodes.h"
 #include "npu/isa/regions.h"
 #include "npu/isa/timing.h"
+#include "npu/log.h"
 #include "racecheck.h"
 
 namespace npu::emu {
@@ -294,7 +295,7 @@ struct Device::Impl {
       // engines only ever see well-formed commands.
       if (!program->validated) {
         if (auto ok = isa::check_command(c, i, cfg); !ok) {
-          spdlog::debug("npu device: parse fault: {}", ok.error().message);
+          npu::logger("npu-device").debug("parse fault: {}", ok.error().message);
           raise(DRM_NPU_FAULT_PARSE, e, i, 0, cp_clock);
           break;
         }
@@ -400,11 +401,12 @@ struct Device::Impl {
     if (racecheck) {
       const auto t0 = std::chrono::steady_clock::now();
       p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
-      spdlog::debug("npu device: racecheck: {} hazards among {} commands, pass {} us", p.race.total,
-                    program->cmds.size(),
-                    std::chrono::duration_cast<std::chrono::microseconds>(
-                        std::chrono::steady_clock::now() - t0)
-                        .count());
+      npu::logger("npu-device")
+          .debug("racecheck: {} hazards among {} commands, pass {} us", p.race.total,
+                 program->cmds.size(),
+                 std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::steady_clock::now() - t0)
+                     .count());
     }
   }
 
@@ -473,7 +475,7 @@ void Device::reset() {
   Impl& d = *impl_;
   std::lock_guard lk(d.mu);
   if (!d.running || d.result_ready) return;  // only the running job is affected
-  spdlog::warn("npu device: reset while a job is running");
+  npu::logger("npu-device").warn("reset while a job is running");
   d.job.reset();
   d.cp_cv.notify_all();
 }

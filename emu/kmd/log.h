@@ -1,6 +1,5 @@
-// The kernel driver's logger. One spdlog logger named "npu-kmd" writing to stderr; its level
-// comes from the environment variable NPU_LOG_LEVEL (trace, debug, info, warn, error, off;
-// default warn), read once on first use.
+// The kernel driver's logger: npu::logger("npu-kmd") (npu/log.h: stderr, NPU_LOG_LEVEL,
+// default warn).
 #pragma once
 
 #include <spdlog/spdlog.h>

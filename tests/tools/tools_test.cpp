@@ -535,6 +535,29 @@ TEST_F(Submit, FaultExitsTwoWithTheFaultLine) {
   EXPECT_EQ(doc["fault"]["cmd_index"], 0);
 }
 
+// A job that never ends (a wait nothing signals, submitted unvalidated) times out; the device
+// is reset under it as the tool exits. Logs go to stderr only, so --json stays one valid JSON
+// document (the device's reset warning used to reach stdout through spdlog's default logger),
+// and NPU_LOG_LEVEL=off leaves exactly the tool's one line (issue 14).
+TEST_F(Submit, HungJobKeepsJsonStdoutAndHonoursTheLogLevel) {
+  const fs::path bin = assemble("hang", "sem_wait vector sem=3 count=1\nend\n");
+  const std::vector<std::string> argv = {NPU_SUBMIT_PATH, bin.string(),   "--skip-validation",
+                                         "--json",        "--timeout-ms", "50"};
+  Proc j = run(argv, dir_);
+  EXPECT_EQ(j.status, 2) << j.err;
+  const json doc = json::parse(j.out);  // throws (fails the test) on anything but JSON
+  EXPECT_EQ(doc["timed_out"], true);
+  EXPECT_NE(j.err.find("[npu-device] [warning] reset while a job is running"), std::string::npos)
+      << j.err;
+
+  ::setenv("NPU_LOG_LEVEL", "off", 1);
+  Proc quiet = run(argv, dir_);
+  ::unsetenv("NPU_LOG_LEVEL");
+  EXPECT_EQ(quiet.status, 2);
+  EXPECT_EQ(quiet.err, "npu-submit: job timed out: still pending after 50 ms\n");
+  EXPECT_TRUE(json::accept(quiet.out)) << quiet.out;
+}
+
 TEST_F(Submit, ValidationCatchesTheBadAddressFirst) {
   const fs::path bin = assemble("fault", kFaulting);
   Proc r = run({NPU_SUBMIT_PATH, bin.string(), "--buffer", "0x100100000=size:64"}, dir_);

@@ -3,24 +3,19 @@
 #include "npu/device.h"
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include "npu/log.h"
 #include "state.h"
 
 namespace npu {
 namespace detail {
 
 spdlog::logger& log() {
-  static const std::shared_ptr<spdlog::logger> logger = [] {
-    if (auto existing = spdlog::get("npu")) return existing;
-    auto l = spdlog::stderr_color_mt("npu");
-    l->set_level(spdlog::level::warn);
-    return l;
-  }();
-  return *logger;
+  return npu::logger("npu");
 }
 
 Error ioctl_error(std::string_view who, unsigned long request, int err, std::string_view detail) {

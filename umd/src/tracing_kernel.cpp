@@ -2,7 +2,6 @@
 #include "npu/tracing_kernel.h"
 
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 #include <sys/mman.h>
 
@@ -11,6 +10,7 @@
 #include <cstring>
 
 #include "npu/job.h"
+#include "npu/log.h"
 #include "npu_accel.h"
 
 namespace npu {
@@ -18,13 +18,8 @@ namespace npu {
 namespace {
 
 spdlog::logger& trace_log() {
-  static const std::shared_ptr<spdlog::logger> logger = [] {
-    if (auto existing = spdlog::get("npu.ioctl")) return existing;
-    auto l = spdlog::stderr_color_mt("npu.ioctl");
-    l->set_level(spdlog::level::debug);  // tracing is opted into, so show it
-    return l;
-  }();
-  return *logger;
+  // Tracing is opted into (NPU_TRACE_IOCTL), so it shows unless NPU_LOG_LEVEL says otherwise.
+  return npu::logger("npu.ioctl", LogLevel::kDebug);
 }
 
 const char* query_name(uint32_t type) {
