@@ -8,6 +8,7 @@
 #include <set>
 
 #include "npu/compiler/op_set.h"
+#include "npu/format/shape.h"
 
 namespace npu::compiler {
 
@@ -31,6 +32,16 @@ std::string check_operands(const Graph& g, const Node& n, bool allow_int32) {
     if (!val.static_dims()) {
       std::string why = "dynamic shape " + (val.shape ? shape_to_string(*val.shape) : "[*]");
       return why + " of " + name_of(g, v);
+    }
+    // Checked before any lowering: tiling a tensor the device could never hold would emit
+    // commands until memory runs out (docs/reliability.md).
+    const int64_t count = format::element_count(*val.static_dims());
+    const uint64_t es = val.dtype ? format::dtype_size(*val.dtype) : 1;
+    if (count < 0 ||
+        static_cast<uint64_t>(count) > kMaxDeviceTensorBytes / std::max<uint64_t>(es, 1)) {
+      return "tensor " + name_of(g, v) + " " + shape_to_string(*val.shape) +
+             " is larger than a device tensor may be (" + std::to_string(kMaxDeviceTensorBytes) +
+             " bytes)";
     }
     if (val.is_constant()) return {};
     const std::optional<DType> t = val.dtype;

@@ -5,7 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include <cctype>
+#include <exception>
 #include <iostream>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +42,23 @@ inline std::optional<int> parse_args(CLI::App& app, int argc, char** argv, std::
     return fail(tool, e.what());
   }
   return std::nullopt;
+}
+
+/// Runs a tool's body and closes the exception boundary: whatever escapes it (the libraries
+/// report errors as Expected, but the standard library, nlohmann-json, protobuf and ONNX
+/// throw) becomes one line and exit status 1 instead of std::terminate. std::bad_alloc is
+/// reported as ENOMEM ("out of memory"), naming the tool's arguments' first operand.
+template <typename Body>
+int guarded_main(std::string_view tool, Body&& body) {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    return fail(tool,
+                "out of memory (ENOMEM): the input asks for more memory than this machine "
+                "has; see docs/reliability.md for the limits");
+  } catch (const std::exception& e) {
+    return fail(tool, std::string("internal error: ") + e.what());
+  }
 }
 
 }  // namespace npu::tools

@@ -21,7 +21,7 @@ int fail(const std::string& message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{"Assemble a .npuasm program into an NPU command buffer"};
   std::string input, output, config_path;
   bool validate = false;
@@ -58,4 +58,8 @@ int main(int argc, char** argv) {
   out.close();
   if (!out) return fail("cannot write '" + output + "'");
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-as", [&] { return tool_main(argc, argv); });
 }

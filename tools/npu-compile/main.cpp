@@ -13,7 +13,7 @@
 #include "npu/compiler/op_set.h"
 #include "npu/format/package.h"
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{"Compile an ONNX model to an NPU model package (.npub)", "npu-compile"};
   npu::tools::CompileFlags flags;
   std::string output;
@@ -42,4 +42,8 @@ int main(int argc, char** argv) {
   std::cout << "wrote " << output << " (" << result->device_ops << " ops on the NPU, "
             << result->host_ops << " on the host)\n";
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-compile", [&] { return tool_main(argc, argv); });
 }

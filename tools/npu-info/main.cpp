@@ -21,7 +21,7 @@ int fail(std::string message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{"Print the identity, parameters, engines and counters of an NPU device"};
   std::string device, config_path;
   bool json = false;
@@ -47,4 +47,8 @@ int main(int argc, char** argv) {
   std::cout.flush();
   if (!std::cout) return fail("cannot write to standard output");
   return 0;
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-info", [&] { return tool_main(argc, argv); });
 }

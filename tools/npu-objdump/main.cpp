@@ -23,7 +23,7 @@ int fail(const std::string& message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{"Disassemble an NPU command buffer into .npuasm text on stdout"};
   std::string input, config_path;
   bool validate = false, no_index = false;
@@ -56,4 +56,8 @@ int main(int argc, char** argv) {
   }
   std::cout << *text << std::flush;
   return std::cout ? 0 : fail("cannot write to stdout");
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-objdump", [&] { return tool_main(argc, argv); });
 }

@@ -15,7 +15,7 @@
 #include "npu/device.h"
 #include "npu/runtime/model.h"
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{"Compile an ONNX model and run it on an NPU device", "npu-run"};
   npu::tools::CompileFlags flags;
   npu::tools::RunFlags run;
@@ -57,4 +57,8 @@ int main(int argc, char** argv) {
   if (!model) return npu::tools::fail("npu-run", model.error().message);
   run.label = flags.model;
   return npu::tools::run_and_report("npu-run", *dev, *model, *inputs, run);
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-run", [&] { return tool_main(argc, argv); });
 }

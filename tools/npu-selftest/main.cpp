@@ -3,9 +3,10 @@
 
 #include <iostream>
 
+#include "cli.h"
 #include "selftest.h"
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{"Run a self-test job on the emulated NPU and print results, cycles and counters"};
   std::string config_path;
   app.add_option("--device-config", config_path, "device-config JSON (default: built-in)")
@@ -22,4 +23,8 @@ int main(int argc, char** argv) {
     cfg = *loaded;
   }
   return npu::selftest::run(cfg, std::cout);
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-selftest", [&] { return tool_main(argc, argv); });
 }

@@ -170,15 +170,14 @@ int run_model(const Options& o, const std::vector<std::byte>& bytes) {
   if (!model) return fail(model.error().message);
   auto inputs = npu::tools::read_inputs(o.inputs);
   if (!inputs) return fail(inputs.error().message);
-  npu::tools::RunFlags flags{o.output_dir, o.trace,       o.stats,
-                             o.json,       o.racecheck,   o.timeout_ms,
-                             o.input};
+  npu::tools::RunFlags flags{o.output_dir, o.trace,      o.stats, o.json,
+                             o.racecheck,  o.timeout_ms, o.input};
   return npu::tools::run_and_report("npu-submit", *dev, *model, *inputs, flags);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int tool_main(int argc, char** argv) {
   CLI::App app{
       "Submit a job to an NPU device: a raw command buffer (npu-as output) with buffers at fixed "
       "device addresses, or a compiled model package (.npub)"};
@@ -230,4 +229,8 @@ int main(int argc, char** argv) {
   return fail("'" + o.input +
               "': neither a command buffer (no NPUC magic) nor a model package "
               "(.npub)");
+}
+
+int main(int argc, char** argv) {
+  return npu::tools::guarded_main("npu-submit", [&] { return tool_main(argc, argv); });
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@
 namespace npu::compiler {
 
 /// Why `n` cannot run on the device ("" if it can). Reads shapes, dtypes and constants only.
+/// The largest tensor (bytes) a device operand may be; larger ones stay on the host.
+inline constexpr uint64_t kMaxDeviceTensorBytes = uint64_t{1} << 32;
+
 std::string device_support_reason(const Graph& g, const Node& n);
 
 /// A maximal run of nodes with the same target, in an order that respects dependencies.
