@@ -397,6 +397,10 @@ struct Device::Impl {
     std::erase_if(p.timeline,
                   [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
     result.fault = job.result_fault();
+    // A faulted job ends at its fault, in virtual time: how far the command processor and the
+    // other engines got on the host before they saw the abort is not part of the model, so
+    // the job's cycles do not depend on it (issue 14: 6 vs 134 cycles from run to run).
+    if (const auto at = job.fault_time()) p.cycles = *at;
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
     if (racecheck) {
       const auto t0 = std::chrono::steady_clock::now();

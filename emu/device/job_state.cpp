@@ -53,6 +53,12 @@ void JobState::reset() {
   cv_.notify_all();
 }
 
+std::optional<uint64_t> JobState::fault_time() const {
+  std::lock_guard lk(mu_);
+  if (!have_fault_ || fault_.kind == DRM_NPU_FAULT_WATCHDOG) return std::nullopt;
+  return fault_time_;
+}
+
 drm_npu_fault JobState::result_fault() const {
   std::lock_guard lk(mu_);
   return have_fault_ ? fault_ : drm_npu_fault{};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "npu_accel.h"
@@ -33,6 +34,10 @@ class JobState {
 
   /// The fault to report, or kind NONE.
   drm_npu_fault result_fault() const;
+
+  /// The virtual cycle at which the reported fault was raised (the earliest fault in virtual
+  /// time), or nullopt when there is none or a watchdog reset replaced it.
+  std::optional<uint64_t> fault_time() const;
 
   /// SEM_SIGNAL at virtual time `time`. Returns false after raising a SEMAPHORE fault.
   bool signal(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t count, uint64_t time);
