@@ -159,17 +159,42 @@ Expected<Arrays> run_batched(Model& model, const std::string& input, const forma
   std::vector<int64_t> dims;
   for (const auto& d : in->shape) dims.push_back(d.symbolic() ? -1 : d.size);
   const bool fits = !dims.empty() && x.shape.size() == dims.size() && dims[0] > 0 &&
-                    x.shape[0] > 0 && x.shape[0] % dims[0] == 0 &&
-                    std::equal(dims.begin() + 1, dims.end(), x.shape.begin() + 1);
+                    x.shape[0] > 0 && std::equal(dims.begin() + 1, dims.end(), x.shape.begin() + 1);
   if (!fits) {
     return make_error(
-        EINVAL,
-        m.where("shape " + format::shape_text(x.shape) + " does not match input '" + in->name +
-                "' " + format::shape_text(dims) + " (expected a multiple of its batch)"));
+        EINVAL, m.where("shape " + format::shape_text(x.shape) + " does not match input '" +
+                        in->name + "' " + format::shape_text(dims) + " (any batch of its rows)"));
   }
   if (x.shape[0] == dims[0]) return model.run({{input, x}}, options);
-  const runtime::SlicePlan plan{{input}, x.shape[0], dims[0], /*dynamic_outputs=*/false};
-  return runtime::run_in_slices(m, {{input, std::move(x)}}, plan, options);
+  // A batch that is not a multiple of the compiled one: the last slice is completed with the
+  // batch's own first rows (values already seen, so calibration ranges do not change), and
+  // their results are dropped from every output.
+  const int64_t rows = x.shape[0];
+  const int64_t padded = (rows + dims[0] - 1) / dims[0] * dims[0];
+  if (padded != rows) {
+    const size_t row_bytes = x.data.size() / static_cast<size_t>(rows);
+    for (int64_t r = rows; r < padded; ++r) {
+      const auto from =
+          x.data.begin() + static_cast<ptrdiff_t>(row_bytes * static_cast<size_t>(r % rows));
+      x.data.insert(x.data.end(), from, from + static_cast<ptrdiff_t>(row_bytes));
+    }
+    x.shape[0] = padded;
+  }
+  const runtime::SlicePlan plan{{input}, padded, dims[0], /*dynamic_outputs=*/false};
+  auto outputs = runtime::run_in_slices(m, {{input, std::move(x)}}, plan, options);
+  if (!outputs || padded == rows) return outputs;
+  for (auto& [name, a] : *outputs) {
+    if (a.shape.empty() || a.shape[0] % padded != 0) {
+      return make_error(EINVAL, m.where("output '" + name + "' " + format::shape_text(a.shape) +
+                                        " has no batch dim to drop the padding rows from; give a "
+                                        "multiple of " +
+                                        std::to_string(dims[0]) + " rows"));
+    }
+    const int64_t keep = a.shape[0] / padded * rows;
+    a.data.resize(a.data.size() / static_cast<size_t>(a.shape[0]) * static_cast<size_t>(keep));
+    a.shape[0] = keep;
+  }
+  return outputs;
 }
 
 }  // namespace npu
