@@ -33,6 +33,17 @@
 #include "racecheck.h"
 
 namespace npu::emu {
+
+namespace {
+
+/// The device model's logger; like the kernel driver's, quiet below error by default (the
+/// kernel's warnings go to dmesg, not the application's stderr).
+spdlog::logger& device_log() {
+  return npu::logger("npu-device", LogLevel::kError);
+}
+
+}  // namespace
+
 namespace {
 
 constexpr uint32_t kEndOfJob = UINT32_MAX;
@@ -295,7 +306,7 @@ struct Device::Impl {
       // engines only ever see well-formed commands.
       if (!program->validated) {
         if (auto ok = isa::check_command(c, i, cfg); !ok) {
-          npu::logger("npu-device").debug("parse fault: {}", ok.error().message);
+          device_log().debug("parse fault: {}", ok.error().message);
           raise(DRM_NPU_FAULT_PARSE, e, i, 0, cp_clock);
           break;
         }
@@ -405,12 +416,11 @@ struct Device::Impl {
     if (racecheck) {
       const auto t0 = std::chrono::steady_clock::now();
       p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
-      npu::logger("npu-device")
-          .debug("racecheck: {} hazards among {} commands, pass {} us", p.race.total,
-                 program->cmds.size(),
-                 std::chrono::duration_cast<std::chrono::microseconds>(
-                     std::chrono::steady_clock::now() - t0)
-                     .count());
+      device_log().debug("racecheck: {} hazards among {} commands, pass {} us", p.race.total,
+                         program->cmds.size(),
+                         std::chrono::duration_cast<std::chrono::microseconds>(
+                             std::chrono::steady_clock::now() - t0)
+                             .count());
     }
   }
 
@@ -479,7 +489,7 @@ void Device::reset() {
   Impl& d = *impl_;
   std::lock_guard lk(d.mu);
   if (!d.running || d.result_ready) return;  // only the running job is affected
-  npu::logger("npu-device").warn("reset while a job is running");
+  device_log().warn("reset while a job is running");
   d.job.reset();
   d.cp_cv.notify_all();
 }

@@ -5,7 +5,7 @@
 namespace npu::emu::kmd {
 
 spdlog::logger& log() {
-  return npu::logger("npu-kmd");
+  return npu::logger("npu-kmd", LogLevel::kError);
 }
 
 }  // namespace npu::emu::kmd

@@ -179,7 +179,7 @@ void Scheduler::log_hazards_locked(const Job& job) {
                         h.space == DRM_NPU_HAZARD_SPACE_SRAM ? "sram" : "dram", h.begin, h.end,
                         cmd(h.first), cmd(h.second));
   }
-  log().warn("ctx {} seqno {}: racecheck: {} hazard{}{}", job.ctx->id(), job.seqno, r.total,
+  log().error("ctx {} seqno {}: racecheck: {} hazard{}{}", job.ctx->id(), job.seqno, r.total,
              r.total == 1 ? "" : "s", first);
 }
 
