@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps deps-realmodels build demo selftest conformance realmodels test test-plain test-asan test-tsan bench format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench format clean
 
 all: build
 
@@ -66,8 +66,24 @@ test-tsan: deps
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest $(CTEST_FLAGS)
 
-# Everything CI runs: the suite, then the suite under ASan+UBSan and under TSan.
-test: test-plain test-asan test-tsan
+# libFuzzer targets (docs/reliability.md), built with clang in build-fuzz: `make fuzz` runs
+# each for FUZZ_SECONDS (default 60); `make fuzz-smoke`, part of `make test`, for 10 s each.
+FUZZ_SECONDS ?= 60
+build-fuzz: deps
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	    -DCMAKE_CXX_COMPILER=clang++ -DNPU_SANITIZE=address,undefined -DNPU_BUILD_FUZZERS=ON \
+	    $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j $(JOBS) --target fuzzers
+
+fuzz: build-fuzz
+	./tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+fuzz-smoke: build-fuzz
+	./tests/fuzz/run.sh build-fuzz 10
+
+# Everything CI runs: the suite, then the suite under ASan+UBSan and under TSan, then a short
+# run of every fuzz target.
+test: test-plain test-asan test-tsan fuzz-smoke
 
 # Google Benchmarks of the engine kernels and the submission path (not part of `make test`).
 bench: deps
@@ -80,4 +96,4 @@ format:
 	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan build-bench
+	rm -rf $(BUILD) build-asan build-tsan build-bench build-fuzz

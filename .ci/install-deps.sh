@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config ccache libdrm-dev nlohmann-json3-dev libspdlog-dev
       libgtest-dev libgmock-dev libcli11-dev libbenchmark-dev libeigen3-dev
-      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata zlib1g-dev)
+      libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata zlib1g-dev
+      clang libclang-rt-14-dev)
 # --realmodels: what the scripts outside the default test run need (docs/realmodels.md:
 # torchvision exports; models/fashion_mnist/train.py and the int8 accuracy evaluation).
 if [ "${1:-}" = "--realmodels" ]; then

@@ -84,7 +84,8 @@ Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts) {
                                       format::shape_text(data.shape) + " does not fit the model");
       }
     }
-    erase_if(g.mutable_initializer(), [&](const onnx::TensorProto& t) { return t.name() == name; });
+    const std::string& key = name;  // (clang 14 cannot capture a structured binding)
+    erase_if(g.mutable_initializer(), [&](const onnx::TensorProto& t) { return t.name() == key; });
     *g.add_initializer() = detail::tensor_to_proto(data, name);
   }
   // The graph input stays listed (models with IR version < 4 must list initializers as

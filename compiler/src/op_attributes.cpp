@@ -31,7 +31,8 @@ json tensor_attr_json(const NpyArray& t) {
 
 std::string op_attributes(const Node& n) {
   json j = json::object();
-  for (const auto& [key, value] : n.attrs) {
+  for (const auto& [name, value] : n.attrs) {
+    const std::string& key = name;  // (clang 14 cannot capture a structured binding)
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;

@@ -168,7 +168,7 @@ class Importer {
     tvm::KernelCall c{*row, label, {}, {}, n.outputs, tvm::Attrs(row->attrs)};
     for (const auto& [key, value] : n.attrs) {
       const auto s = std::find_if(row->attrs.begin(), row->attrs.end(),
-                                  [&](const ops::AttrSchema& a) { return a.name == key; });
+                                  [&k = key](const ops::AttrSchema& a) { return a.name == k; });
       if (s == row->attrs.end())
         return make_error(EINVAL, label + ": unknown attribute '" + key + "'");
       auto v = tvm::decode_attr(value, *s, label + ": attribute");
