@@ -22,7 +22,7 @@ extern "C" {
 
 /** DRM_NPU_API_VERSION_MAJOR/MINOR - bumped on incompatible / compatible ABI changes. */
 #define DRM_NPU_API_VERSION_MAJOR 1
-#define DRM_NPU_API_VERSION_MINOR 1
+#define DRM_NPU_API_VERSION_MINOR 2
 
 /* ioctl numbers: append only, never reuse. */
 #define DRM_NPU_GET_PARAM 0x00
@@ -111,6 +111,10 @@ struct drm_npu_get_param {
 #define DRM_NPU_QUERY_COUNTERS 3      /* struct drm_npu_counters (device lifetime) */
 #define DRM_NPU_QUERY_JOB_PROFILE 4   /* struct drm_npu_job_profile, @arg0 = ctx, @arg1 = seqno */
 #define DRM_NPU_QUERY_JOB_HAZARDS 5   /* struct drm_npu_job_hazards, @arg0 = ctx, @arg1 = seqno */
+/* (API 1.2) char[]: why this file's last SUBMIT or BO_CREATE was rejected, in the
+ * validator's words (command index and field), NUL-terminated; "" when it succeeded or gave
+ * no reason. What a real driver would put in dmesg, returned to the process that caused it. */
+#define DRM_NPU_QUERY_LAST_ERROR 6
 
 /**
  * struct drm_npu_query - size-negotiated query.
@@ -303,8 +307,9 @@ struct drm_npu_hazard {
 
 /* drm_npu_job_hazards.flags */
 #define DRM_NPU_HAZARDS_CHECKED (1u << 0) /* the job ran under the synchronization checker */
-#define DRM_NPU_HAZARDS_PARTIAL (1u << 1) /* the job did not complete: only the commands that
-                                             ran were checked */
+#define DRM_NPU_HAZARDS_PARTIAL                                 \
+  (1u << 1) /* the job did not complete: only the commands that \
+               ran were checked */
 
 /**
  * struct drm_npu_job_hazards - the synchronization checker's result for one job (QUERY

@@ -25,20 +25,23 @@ extern "C" {
 #define NPU_ISA_VERSION_MAJOR 1
 #define NPU_ISA_VERSION_MINOR 0
 #define NPU_CMD_SIZE 128
+/* The most commands one command buffer may hold (2^20: 128 MiB of commands). Drivers refuse a
+ * larger buffer before reading it; compilers split work across buffers (segments) instead. */
+#define NPU_MAX_CMDS (1u << 20)
 
 /* Features a command buffer may require (header.required_features). */
-#define NPU_FEATURE_INT8 (1ull << 0)       /* int8/uint8 matrix datapath */
-#define NPU_FEATURE_FP32 (1ull << 1)       /* fp32 matrix and vector datapath */
+#define NPU_FEATURE_INT8 (1ull << 0)           /* int8/uint8 matrix datapath */
+#define NPU_FEATURE_FP32 (1ull << 1)           /* fp32 matrix and vector datapath */
 #define NPU_FEATURE_TRANSCENDENTAL (1ull << 2) /* exp/tanh/sigmoid/erf/... on the vector engine */
 #define NPU_FEATURES_ALL (NPU_FEATURE_INT8 | NPU_FEATURE_FP32 | NPU_FEATURE_TRANSCENDENTAL)
 
 /** struct npu_cmdbuf_header - 32 bytes at the start of every command buffer. */
 struct npu_cmdbuf_header {
-  __u32 magic;         /* NPU_ISA_MAGIC */
-  __u16 version_major; /* must equal NPU_ISA_VERSION_MAJOR */
-  __u16 version_minor; /* <= the device's minor */
-  __u32 size;          /* total bytes: 32 + num_cmds * 128 */
-  __u32 num_cmds;      /* >= 1; the last command must be NPU_OP_END */
+  __u32 magic;             /* NPU_ISA_MAGIC */
+  __u16 version_major;     /* must equal NPU_ISA_VERSION_MAJOR */
+  __u16 version_minor;     /* <= the device's minor */
+  __u32 size;              /* total bytes: 32 + num_cmds * 128 */
+  __u32 num_cmds;          /* >= 1; the last command must be NPU_OP_END */
   __u64 required_features; /* NPU_FEATURE_* the device must implement */
   __u64 reserved;
 };
@@ -52,26 +55,26 @@ struct npu_cmdbuf_header {
 #define NPU_NUM_ENGINES 5
 
 /* Opcodes. */
-#define NPU_OP_END 0x01        /* CP: end of the command stream (exactly once, last) */
-#define NPU_OP_FENCE 0x02      /* CP: barrier across all engines, optional interrupt */
-#define NPU_OP_MARKER 0x03     /* any engine: profiling marker */
-#define NPU_OP_NOP 0x04        /* any engine: does nothing, costs its latency */
-#define NPU_OP_SEM_SIGNAL 0x05 /* any non-CP engine: add count to a semaphore */
-#define NPU_OP_SEM_WAIT 0x06   /* any non-CP engine: wait for count, then subtract it */
-#define NPU_OP_DMA_LOAD 0x10   /* DMA_IN: strided 3-D box DRAM -> SRAM with padding fill */
-#define NPU_OP_DMA_STORE 0x11  /* DMA_OUT: strided 3-D box SRAM -> DRAM */
-#define NPU_OP_CONV2D 0x20     /* MATRIX: 2-D convolution of one HWC tile */
-#define NPU_OP_MATMUL 0x21     /* MATRIX: batched matrix multiply */
-#define NPU_OP_ELTWISE 0x30    /* VECTOR: binary elementwise with broadcasting */
-#define NPU_OP_ACTIVATION 0x31 /* VECTOR: unary function */
-#define NPU_OP_POOL 0x32       /* VECTOR: max / average / global pooling of an HWC tile */
-#define NPU_OP_SOFTMAX 0x33    /* VECTOR: softmax over the innermost axis */
+#define NPU_OP_END 0x01         /* CP: end of the command stream (exactly once, last) */
+#define NPU_OP_FENCE 0x02       /* CP: barrier across all engines, optional interrupt */
+#define NPU_OP_MARKER 0x03      /* any engine: profiling marker */
+#define NPU_OP_NOP 0x04         /* any engine: does nothing, costs its latency */
+#define NPU_OP_SEM_SIGNAL 0x05  /* any non-CP engine: add count to a semaphore */
+#define NPU_OP_SEM_WAIT 0x06    /* any non-CP engine: wait for count, then subtract it */
+#define NPU_OP_DMA_LOAD 0x10    /* DMA_IN: strided 3-D box DRAM -> SRAM with padding fill */
+#define NPU_OP_DMA_STORE 0x11   /* DMA_OUT: strided 3-D box SRAM -> DRAM */
+#define NPU_OP_CONV2D 0x20      /* MATRIX: 2-D convolution of one HWC tile */
+#define NPU_OP_MATMUL 0x21      /* MATRIX: batched matrix multiply */
+#define NPU_OP_ELTWISE 0x30     /* VECTOR: binary elementwise with broadcasting */
+#define NPU_OP_ACTIVATION 0x31  /* VECTOR: unary function */
+#define NPU_OP_POOL 0x32        /* VECTOR: max / average / global pooling of an HWC tile */
+#define NPU_OP_SOFTMAX 0x33     /* VECTOR: softmax over the innermost axis */
 #define NPU_OP_SCALE_SHIFT 0x34 /* VECTOR: per-channel y = x * scale[c] + shift[c] */
-#define NPU_OP_QUANTIZE 0x35   /* VECTOR: fp32 -> int8/uint8 */
-#define NPU_OP_DEQUANTIZE 0x36 /* VECTOR: int8/uint8/int32 -> fp32 */
-#define NPU_OP_REQUANTIZE 0x37 /* VECTOR: int8/uint8/int32 -> int8/uint8 */
-#define NPU_OP_TRANSPOSE 0x38  /* VECTOR: 4-D permutation (layout change) */
-#define NPU_OP_REDUCE 0x39     /* VECTOR: reduce the middle axis of [outer][len][inner] */
+#define NPU_OP_QUANTIZE 0x35    /* VECTOR: fp32 -> int8/uint8 */
+#define NPU_OP_DEQUANTIZE 0x36  /* VECTOR: int8/uint8/int32 -> fp32 */
+#define NPU_OP_REQUANTIZE 0x37  /* VECTOR: int8/uint8/int32 -> int8/uint8 */
+#define NPU_OP_TRANSPOSE 0x38   /* VECTOR: 4-D permutation (layout change) */
+#define NPU_OP_REDUCE 0x39      /* VECTOR: reduce the middle axis of [outer][len][inner] */
 
 /* Element types. */
 #define NPU_DTYPE_INT8 1
@@ -187,7 +190,7 @@ struct npu_cmd_conv2d {
                                                    or (fp32, fp32, fp32) */
   __s32 in_zp;
   __s32 out_zp;
-  __s32 clamp_min, clamp_max; /* integer output clamp (within the output type) */
+  __s32 clamp_min, clamp_max;   /* integer output clamp (within the output type) */
   float fclamp_min, fclamp_max; /* fp32 output clamp (use -inf/inf for none) */
   __u8 reserved[48];
 };
@@ -245,10 +248,10 @@ struct npu_cmd_eltwise {
 };
 
 /* ACTIVATION functions (fp32 unless noted). */
-#define NPU_ACT_COPY 1        /* y = x (any dtype): strided copy */
-#define NPU_ACT_RELU 2        /* fp32, int8, int32 */
-#define NPU_ACT_LEAKY_RELU 3  /* x >= 0 ? x : alpha * x */
-#define NPU_ACT_CLIP 4        /* min(max(x, alpha), beta); fp32, int8, int32 (bounds rounded) */
+#define NPU_ACT_COPY 1       /* y = x (any dtype): strided copy */
+#define NPU_ACT_RELU 2       /* fp32, int8, int32 */
+#define NPU_ACT_LEAKY_RELU 3 /* x >= 0 ? x : alpha * x */
+#define NPU_ACT_CLIP 4       /* min(max(x, alpha), beta); fp32, int8, int32 (bounds rounded) */
 #define NPU_ACT_SIGMOID 5
 #define NPU_ACT_TANH 6
 #define NPU_ACT_GELU 7        /* 0.5 x (1 + erf(x / sqrt 2)) */
@@ -257,11 +260,11 @@ struct npu_cmd_eltwise {
 #define NPU_ACT_EXP 10
 #define NPU_ACT_LOG 11
 #define NPU_ACT_SQRT 12
-#define NPU_ACT_ABS 13        /* fp32, int8, int32 */
-#define NPU_ACT_NEG 14        /* fp32, int8 (saturating), int32 */
+#define NPU_ACT_ABS 13 /* fp32, int8, int32 */
+#define NPU_ACT_NEG 14 /* fp32, int8 (saturating), int32 */
 #define NPU_ACT_ERF 15
-#define NPU_ACT_SOFTPLUS 16   /* log(1 + exp(x)) */
-#define NPU_ACT_ELU 17        /* x >= 0 ? x : alpha * (exp(x) - 1) */
+#define NPU_ACT_SOFTPLUS 16 /* log(1 + exp(x)) */
+#define NPU_ACT_ELU 17      /* x >= 0 ? x : alpha * (exp(x) - 1) */
 #define NPU_ACT_RECIPROCAL 18
 #define NPU_ACT_MAX 18
 

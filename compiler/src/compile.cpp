@@ -12,6 +12,7 @@
 #include "lower/lower.h"
 #include "npu/compiler/quantize.h"
 #include "npu/compiler/tvm_import.h"
+#include "npu/exception_boundary.h"
 
 namespace npu::compiler {
 
@@ -100,8 +101,10 @@ std::vector<std::string> parameter_inputs(const Graph& g) {
   return names;
 }
 
-Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
-                                      const std::string& source) {
+namespace {
+
+Expected<CompileResult> compile_graph_unguarded(Graph g, const CompileOptions& options,
+                                                const std::string& source) {
   if (options.quantize_int8) {
     NPU_TRY(run_passes_quantized(g, options, source));
   } else {
@@ -143,8 +146,6 @@ Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
   return make_error(EINVAL, source + ": lowering did not converge");
 }
 
-namespace {
-
 /// Whether every row of a dynamic batch `symbol` is computed independently: the symbol is dim
 /// 0 (and only dim 0) of every graph input and output and of every non-constant tensor a node
 /// reads or writes, and no softmax normalizes across dim 0. Then a package compiled for batch 1
@@ -180,9 +181,8 @@ bool batch_rows_independent(const Graph& g, const std::string& symbol) {
   return true;
 }
 
-}  // namespace
-
-Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptions& options) {
+Expected<CompileResult> compile_onnx_unguarded(const std::string& path,
+                                               const CompileOptions& options) {
   auto g = import_onnx(path, options.import);
   if (!g) return g.error();
   // Symbolic dims nobody bound: compile for size 1. When the symbol is a batch whose rows are
@@ -199,7 +199,7 @@ Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptio
       }
     }
   }
-  if (symbols.empty()) return compile_graph(std::move(*g), options, path);
+  if (symbols.empty()) return compile_graph_unguarded(std::move(*g), options, path);
   std::map<std::string, Shape> dynamic;  // graph inputs/outputs keeping a symbolic batch
   for (const std::string& sym : symbols) {
     bound.dim_values.emplace(sym, 1);
@@ -210,7 +210,7 @@ Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptio
   }
   g = import_onnx(path, bound);
   if (!g) return g.error();
-  auto r = compile_graph(std::move(*g), options, path);
+  auto r = compile_graph_unguarded(std::move(*g), options, path);
   if (!r) return r;
   for (auto& t : r->package.metadata.tensors) {
     auto it = dynamic.find(t.name);
@@ -223,21 +223,37 @@ Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptio
   return r;
 }
 
-namespace {
 bool is_tvm_json(const std::string& path) {
   return std::filesystem::path(path).extension() == ".json";
 }
+
 }  // namespace
 
+// The public entry points close the exception boundary (npu/exception_boundary.h).
+
+Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
+                                      const std::string& source) {
+  return catch_exceptions(source,
+                          [&] { return compile_graph_unguarded(std::move(g), options, source); });
+}
+
+Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptions& options) {
+  return catch_exceptions(path, [&] { return compile_onnx_unguarded(path, options); });
+}
+
 Expected<Graph> import_model(const std::string& path, const ImportOptions& options) {
-  return is_tvm_json(path) ? import_tvm_json(path, options) : import_onnx(path, options);
+  return catch_exceptions(path, [&] {
+    return is_tvm_json(path) ? import_tvm_json(path, options) : import_onnx(path, options);
+  });
 }
 
 Expected<CompileResult> compile_model(const std::string& path, const CompileOptions& options) {
-  if (!is_tvm_json(path)) return compile_onnx(path, options);
-  auto g = import_tvm_json(path, options.import);
-  if (!g) return g.error();
-  return compile_graph(std::move(*g), options, path);
+  return catch_exceptions(path, [&]() -> Expected<CompileResult> {
+    if (!is_tvm_json(path)) return compile_onnx_unguarded(path, options);
+    auto g = import_tvm_json(path, options.import);
+    if (!g) return g.error();
+    return compile_graph_unguarded(std::move(*g), options, path);
+  });
 }
 
 std::string format_layer_report(const format::Package& package) {

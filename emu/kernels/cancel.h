@@ -1,25 +1,14 @@
 // Cancellation of a running command: a device reset must stop an engine mid-command, as a
 // hardware watchdog does, so long loops poll cancelled() between blocks of work and stop
-// early, leaving their output partly written (the job is failed anyway).
+// early, leaving their output partly written (the job is failed anyway). The mechanism is the
+// stack's one (npu/cancel.h); run_command installs the device's reset flag for its command.
 #pragma once
 
-#include <atomic>
+#include "npu/cancel.h"
 
 namespace npu::emu::kern {
 
-/// True once the flag installed for this thread by a CancelScope is set.
-bool cancelled();
-
-/// Installs a cancel flag for the calling thread for one command.
-class CancelScope {
- public:
-  explicit CancelScope(const std::atomic<bool>* flag);
-  ~CancelScope();
-  CancelScope(const CancelScope&) = delete;
-  CancelScope& operator=(const CancelScope&) = delete;
-
- private:
-  const std::atomic<bool>* previous_;
-};
+using npu::cancelled;
+using npu::CancelScope;
 
 }  // namespace npu::emu::kern

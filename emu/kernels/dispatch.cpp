@@ -7,23 +7,6 @@
 
 namespace npu::emu {
 
-namespace kern {
-namespace {
-thread_local const std::atomic<bool>* tl_cancel = nullptr;
-}  // namespace
-
-bool cancelled() {
-  return tl_cancel != nullptr && tl_cancel->load(std::memory_order_relaxed);
-}
-
-CancelScope::CancelScope(const std::atomic<bool>* flag) : previous_(tl_cancel) {
-  tl_cancel = flag;
-}
-CancelScope::~CancelScope() {
-  tl_cancel = previous_;
-}
-}  // namespace kern
-
 void run_command(const npu_cmd& cmd, std::span<std::byte> sram, std::byte* dram,
                  const std::atomic<bool>* cancel) {
   const kern::CancelScope scope(cancel);

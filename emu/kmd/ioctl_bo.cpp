@@ -11,6 +11,7 @@ int ioctl_bo_create(Driver& drv, File& file, void* data) {
   if (a.size > drv.cfg.max_bo_size) return -ENOMEM;
   std::lock_guard lk(file.mu);
   if (file.closed) return -EBADF;
+  file.last_error.clear();
   auto bo = file.create_bo_locked(a.size, a.flags, a.device_addr);
   if (!bo) {
     log().debug("{}", bo.error().message);

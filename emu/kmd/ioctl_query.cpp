@@ -109,6 +109,14 @@ int ioctl_query(Driver& drv, File& file, void* data) {
       if (const int r = drv.scheduler->job_hazards(*ctx, q.arg1, out); r < 0) return r;
       break;
     }
+    case DRM_NPU_QUERY_LAST_ERROR: {
+      if (q.arg0 != 0 || q.arg1 != 0) return -EINVAL;
+      std::lock_guard lk(file.mu);
+      const auto* text = reinterpret_cast<const std::byte*>(file.last_error.data());
+      out.assign(text, text + file.last_error.size());
+      out.push_back(std::byte{0});
+      break;
+    }
     default:
       log().debug("query: unknown type {}", q.type);
       return -EINVAL;

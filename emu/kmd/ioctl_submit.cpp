@@ -51,6 +51,7 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
   {
     std::lock_guard lk(file.mu);
     if (file.closed) return -EBADF;
+    file.last_error.clear();  // QUERY LAST_ERROR reports this submit's reason, or nothing
     ctx = file.find_context_locked(s.ctx_id);
     if (ctx == nullptr) return -ENOENT;
     if (ctx->banned.load(std::memory_order_relaxed)) return -ECANCELED;
@@ -95,6 +96,13 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     const uint64_t cmd_bo_size = cmd_ref->bo->size;
     if (s.cmd_offset > cmd_bo_size || s.cmd_size > cmd_bo_size - s.cmd_offset) {
       return -EOVERFLOW;
+    }
+    if (s.cmd_size > sizeof(npu_cmdbuf_header) + uint64_t{NPU_MAX_CMDS} * NPU_CMD_SIZE) {
+      file.last_error = "header: cmd_size " + std::to_string(s.cmd_size) +
+                        " is larger than a command buffer of " + std::to_string(NPU_MAX_CMDS) +
+                        " commands may be";
+      log().warn("submit: {}", file.last_error);
+      return -EINVAL;
     }
     // Copy the command stream now: later writes to the BO do not affect the job.
     const std::byte* src = cmd_ref->bo->mem->host() + s.cmd_offset;

@@ -453,6 +453,15 @@ class Checker {
       return meta(cbw + ": header size " + std::to_string(h.size) + " but the section has " +
                   std::to_string(cb.data.size()) + " bytes");
     }
+    if (h.num_cmds > NPU_MAX_CMDS) {
+      return meta(cbw + ": " + std::to_string(h.num_cmds) + " commands, more than the " +
+                  std::to_string(NPU_MAX_CMDS) + " a command buffer may hold");
+    }
+    total_commands_ += h.num_cmds;  // a section run by several segments counts each time
+    if (total_commands_ > kMaxPackageCommands) {
+      return meta(cbw + ": the package's device segments hold more than " +
+                  std::to_string(kMaxPackageCommands) + " commands in all");
+    }
     if (h.required_features & ~m_.target.features) {
       return meta(cbw + ": requires features " + hex(h.required_features) +
                   " not declared in target.features " + hex(m_.target.features));
@@ -491,6 +500,7 @@ class Checker {
   const isa::DeviceConfig* device_;
   std::map<std::string, size_t> buffer_index_;
   std::map<std::string, size_t> tensor_index_;
+  uint64_t total_commands_ = 0;
 };
 
 }  // namespace

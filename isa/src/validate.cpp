@@ -128,6 +128,10 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
     return buf_error("field version_minor: " + std::to_string(h.version_minor) +
                      " newer than the device's " + std::to_string(NPU_ISA_VERSION_MINOR));
   }
+  if (h.num_cmds > NPU_MAX_CMDS) {
+    return buf_error("field num_cmds: " + std::to_string(h.num_cmds) + " commands, more than the " +
+                     std::to_string(NPU_MAX_CMDS) + " a command buffer may hold");
+  }
   if (h.size != buffer.size()) {
     return buf_error("field size: header says " + std::to_string(h.size) + " bytes, buffer has " +
                      std::to_string(buffer.size()));

@@ -15,6 +15,20 @@ Error op_error(const OpCall& c, const std::string& what) {
   return make_error(EINVAL, c.op + ": " + what);
 }
 
+Expected<void> check_work(const OpCall& c, int64_t outputs, int64_t per_output, const char* what) {
+  uint64_t work = 0;
+  const bool overflow = outputs < 0 || per_output < 0 ||
+                        __builtin_mul_overflow(static_cast<uint64_t>(outputs),
+                                               static_cast<uint64_t>(per_output), &work);
+  if (!overflow && work <= c.max_work) return ok();
+  const std::string amount = overflow ? std::string("more than 2^63 ") + what
+                                      : std::to_string(work) + " " + what + " (" +
+                                            std::to_string(outputs) + " outputs × " +
+                                            std::to_string(per_output) + ")";
+  return make_error(
+      EFBIG, c.op + ": " + amount + " exceed the host limit of " + std::to_string(c.max_work));
+}
+
 Expected<const NpyArray*> input(const OpCall& c, size_t i) {
   if (i >= c.inputs.size() || c.inputs[i] == nullptr) {
     return op_error(c, "missing input " + std::to_string(i));
@@ -282,6 +296,7 @@ Expected<MatmulGeometry> matmul_geometry(const OpCall& c, const Shape& a_shape,
   for (int64_t d : {g.m, g.k, g.n}) {
     if (d > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
   }
+  NPU_TRY(check_work(c, count(g.out_shape), g.k, "multiply-accumulates"));
   return g;
 }
 
@@ -395,6 +410,7 @@ Expected<ConvGeometry> conv_geometry(const OpCall& c, const Shape& x, const Shap
   if (!windows) return windows.error();
   const std::vector<PadResult>& pads = *windows;
   for (const PadResult& p : pads) g.out_shape.push_back(p.out);
+  NPU_TRY(check_work(c, count(g.out_shape), count(w) / w[0], "multiply-accumulates"));
   for (int64_t v : x) {
     if (v > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
   }

@@ -25,6 +25,7 @@
 #include "npu/format/array_values.h"
 #include "npu/format/npy.h"
 #include "npu/format/shape.h"
+#include "npu/ops/ops.h"
 #include "npu/ops/registry.h"
 #include "npu/ops/spatial.h"
 #include "npu/ref/conv.h"
@@ -49,6 +50,7 @@ struct OpCall {
   int64_t opset = kDefaultOpset;
   uint64_t max_output_bytes = kMaxOutputBytes;
   const OpSchema* schema = nullptr;  // set by run(); never null in an implementation
+  uint64_t max_work = kMaxHostWork;
 };
 
 namespace detail {
@@ -76,6 +78,10 @@ inline int64_t count(const Shape& s) {
   return format::element_count(s);
 }
 Error op_error(const OpCall& c, const std::string& what);
+/// Fails with EFBIG when outputs × per_output (multiply-accumulates or window taps per output
+/// element; both non-negative) exceeds c.max_work, computed without overflow; `what` names
+/// the unit ("multiply-accumulates").
+Expected<void> check_work(const OpCall& c, int64_t outputs, int64_t per_output, const char* what);
 /// Input i, or an error when it is absent.
 Expected<const NpyArray*> input(const OpCall& c, size_t i);
 /// Input i or nullptr when omitted.

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "common.h"
+#include "npu/cancel.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/pool_nd.h"
 
@@ -43,6 +44,7 @@ HostOutputs conv_nd(const OpCall& c, const NpyArray& x, const NpyArray& w, const
   if (!windows) return windows.error();
   const std::vector<PadResult>& pads = *windows;
   for (const PadResult& p : pads) out_shape.push_back(p.out);
+  NPU_TRY(check_work(c, count(out_shape), count(ws) / ws[0], "multiply-accumulates"));
   if (bias && bias->num_elements() != ws[0]) {
     return op_error(c, "bias shape " + shape_text(bias->shape) + " does not match " +
                            std::to_string(ws[0]) + " output channels");
@@ -61,6 +63,7 @@ HostOutputs conv_nd(const OpCall& c, const NpyArray& x, const NpyArray& w, const
     for (int64_t oc = 0; oc < ws[0]; ++oc) {
       const int64_t g = oc / ocg;
       for (int64_t op = 0; op < out_size; ++op) {
+        if (op % 1024 == 0 && cancelled()) return op_error(c, "cancelled");
         for (int64_t r = op, d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
           o[static_cast<size_t>(d)] = r % out_sp[static_cast<size_t>(d)];
           r /= out_sp[static_cast<size_t>(d)];
@@ -140,6 +143,10 @@ HostOutputs pool_window(const OpCall& c, uint8_t kind, bool global) {
   }
   out_shape.insert(out_shape.end(), s.out.begin(), s.out.end());
   NPU_TRY(check_output(c, with_indices ? DType::kInt64 : (*x)->dtype, out_shape));
+  // ref::pool_nd visits only the taps inside the input: at most min(kernel, input) per dim.
+  Shape taps;
+  for (size_t d = 0; d < rank; ++d) taps.push_back(std::min(s.kernel[d], s.in[d]));
+  NPU_TRY(check_work(c, count(out_shape), count(taps), "window taps"));
   if (count(xs) == 0) {
     if (count(out_shape) != 0) return op_error(c, "input " + shape_text(xs) + " is empty");
     std::vector<NpyArray> outs{NpyArray::zeros((*x)->dtype, out_shape)};
@@ -384,6 +391,7 @@ HostOutputs gemm(const OpCall& c) {
   for (int64_t d : {m, k, n}) {
     if (d > std::numeric_limits<uint32_t>::max()) return op_error(c, "dimension too large");
   }
+  NPU_TRY(check_work(c, count({m, n}), k, "multiply-accumulates"));
   NpyArray out = NpyArray::zeros(DType::kFloat32, {m, n});
   auto ov = out.view<float>();
   if (m > 0 && n > 0 && k > 0) {

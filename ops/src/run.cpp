@@ -1,12 +1,13 @@
 // npu::ops::run (npu/ops/ops.h): looks the operator up in the registry, checks everything the
 // registry declares — the opset, the attributes against the schema, input 0's element type —
-// and every input's invariants once, calls the implementation, checks its outputs, and turns
-// exceptions into errors.
+// and every input's invariants once, calls the implementation under the call's deadline,
+// checks its outputs, and turns exceptions into errors.
 #include <algorithm>
 #include <new>
 #include <optional>
 
 #include "common.h"
+#include "npu/cancel.h"
 #include "npu/ops/ops.h"
 
 namespace npu::ops {
@@ -121,7 +122,8 @@ Expected<std::vector<format::NpyArray>> run_checked(const OpSchema& s, const jso
     legacy_inputs[1] = &**legacy_b;
     inputs = legacy_inputs;
   }
-  const OpCall call{op, attrs, inputs, num_outputs, *opset, options.max_output_bytes, &s};
+  const OpCall call{op, attrs,           inputs, num_outputs, *opset, options.max_output_bytes,
+                    &s, options.max_work};
   auto out = s.host(call);
   if (!out) return out;
   for (const format::NpyArray& a : *out) {  // shape and data must agree before anyone copies
@@ -166,8 +168,16 @@ Expected<std::vector<format::NpyArray>> run(std::string_view op_type, std::strin
   }
   auto attrs = parse_attributes(op_type, attributes);
   if (!attrs) return attrs.error();
+  std::optional<CancelScope> scope;
+  if (options.deadline) scope.emplace(*options.deadline);
+  const auto stopped = [&] {
+    return make_error(ETIMEDOUT, std::string(op_type) + ": stopped: the time limit passed");
+  };
+  if (cancelled()) return stopped();
   try {
-    return run_checked(*s, *attrs, inputs, num_outputs, options);
+    auto out = run_checked(*s, *attrs, inputs, num_outputs, options);
+    if (cancelled()) return stopped();  // the loops stopped early: the output is partial
+    return out;
   } catch (const std::bad_alloc&) {
     return make_error(ENOMEM, std::string(op_type) + ": out of memory");
   } catch (const std::exception& e) {  // JSON type errors; none expected

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "npu/cancel.h"
+
 namespace npu::ref {
 
 uint32_t conv_out_dim(uint32_t in, uint32_t k, uint32_t stride, uint32_t dil, uint32_t pad_before,
@@ -66,6 +68,7 @@ Expected<void> conv2d_f32(const Conv2dShape& s, std::span<const float> in, std::
 
   for (uint64_t n = 0; n < s.batch; ++n) {
     for (uint64_t oy = 0; oy < s.out_h; ++oy) {
+      if (cancelled()) return make_error(ECANCELED, "conv2d: cancelled");
       for (uint64_t ox = 0; ox < s.out_w; ++ox) {
         for (uint64_t oc = 0; oc < s.out_c; ++oc) {
           const uint64_t g = oc / ocg;

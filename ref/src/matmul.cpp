@@ -51,6 +51,7 @@ Expected<void> matmul_f32(const MatmulShape& s, std::span<const float> a, std::s
     const uint64_t b0 = bt * s.b_batch_stride;
     const uint64_t o0 = bt * s.out_batch_stride;
     for (uint64_t i = 0; i < s.m; ++i) {
+      if (cancelled()) return make_error(ECANCELED, "matmul: cancelled");
       for (uint64_t j = 0; j < s.n; ++j) {
         float acc = 0.0f;
         for (uint64_t p = 0; p < s.k; ++p) {

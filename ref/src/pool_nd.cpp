@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "npu/cancel.h"
 #include "npu/ref/scalar.h"
 #include "npu/ref/tensor.h"
 
@@ -133,6 +134,7 @@ Expected<void> pool_nd(uint8_t kind, const PoolNdShape& s, std::span<const T> in
 
   std::vector<int64_t> o(rank, 0), k(rank, 0), start(rank), lo(rank), hi(rank);
   for (uint64_t oi = 0; oi < out_plane; ++oi, next_index(o, s.out)) {
+    if (oi % 1024 == 0 && cancelled()) return make_error(ECANCELED, "pool: cancelled");
     // Per dim, the taps inside the input [lo, hi) and the count inside the padded input; only
     // the former are visited, in row-major window order as before.
     int64_t padded_count = 1;

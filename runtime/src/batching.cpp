@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "npu/exception_boundary.h"
 #include "npu/format/shape.h"
 #include "npu/runtime/batch.h"
 #include "tensor_io.h"
@@ -90,6 +91,15 @@ SlicePlan dynamic_batch_plan(const ModelState& m, const Arrays& inputs) {
   return plan;
 }
 
+RunOptions with_deadline(const RunOptions& options) {
+  RunOptions o = options;
+  if (o.timeout != Job::kForever) {  // one deadline for every slice and segment
+    const auto until = std::chrono::steady_clock::now() + o.timeout;
+    if (!o.deadline || until < *o.deadline) o.deadline = until;
+  }
+  return o;
+}
+
 Expected<Arrays> run_in_slices(ModelState& m, const Arrays& inputs, const SlicePlan& plan,
                                const RunOptions& options) {
   const int64_t t0 = monotonic_ns();
@@ -123,10 +133,13 @@ namespace npu {
 using runtime::Arrays;
 
 Expected<Arrays> Model::run(const Arrays& inputs, const RunOptions& options) {
+  const RunOptions o = runtime::with_deadline(options);
   // A dynamic batch larger than the compiled one runs slice by slice (per-batch execution).
-  const runtime::SlicePlan plan = runtime::dynamic_batch_plan(*state_, inputs);
-  if (plan.per_slice == 0) return runtime::run_once(*state_, inputs, options);
-  return runtime::run_in_slices(*state_, inputs, plan, options);
+  return catch_exceptions(state_->where("run"), [&] {
+    const runtime::SlicePlan plan = runtime::dynamic_batch_plan(*state_, inputs);
+    if (plan.per_slice == 0) return runtime::run_once(*state_, inputs, o);
+    return runtime::run_in_slices(*state_, inputs, plan, o);
+  });
 }
 
 namespace {
@@ -141,10 +154,9 @@ format::NpyArray converted(const format::NpyArray& data, format::DType want) {
   return f;
 }
 
-}  // namespace
-
-Expected<Arrays> run_batched(Model& model, const std::string& input, const format::NpyArray& data,
-                             const RunOptions& options) {
+Expected<Arrays> run_batched_unguarded(Model& model, const std::string& input,
+                                       const format::NpyArray& data, const RunOptions& given) {
+  const RunOptions options = runtime::with_deadline(given);
   runtime::ModelState& m = runtime::ModelAccess::state(model);
   const auto in = std::find_if(m.inputs.begin(), m.inputs.end(),
                                [&](const TensorDesc& d) { return d.name == input; });
@@ -195,6 +207,14 @@ Expected<Arrays> run_batched(Model& model, const std::string& input, const forma
     a.shape[0] = keep;
   }
   return outputs;
+}
+
+}  // namespace
+
+Expected<Arrays> run_batched(Model& model, const std::string& input, const format::NpyArray& data,
+                             const RunOptions& options) {
+  return catch_exceptions(runtime::ModelAccess::state(model).where("run_batched"),
+                          [&] { return run_batched_unguarded(model, input, data, options); });
 }
 
 }  // namespace npu

@@ -31,6 +31,10 @@ struct SlicePlan {
 };
 
 /// Runs the graph once per slice of the plan (see above).
+/// `options` with `deadline` set from `timeout` (the earlier of the two), so one limit covers
+/// every slice and segment of a run.
+RunOptions with_deadline(const RunOptions& options);
+
 Expected<Arrays> run_in_slices(ModelState& m, const Arrays& inputs, const SlicePlan& plan,
                                const RunOptions& options);
 

@@ -6,6 +6,7 @@
 #include <exception>
 
 #include "model_state.h"
+#include "npu/exception_boundary.h"
 #include "package_loader.h"
 #include "segment_runner.h"
 #include "tensor_io.h"
@@ -31,8 +32,8 @@ Expected<Arrays> run_once(ModelState& m, const Arrays& inputs, const RunOptions&
     }
     m.stats.wall_ns = static_cast<uint64_t>(monotonic_ns() - t0);
     return out;
-  } catch (const std::exception& e) {
-    return make_error(ENOMEM, m.where(std::string("run: ") + e.what()));
+  } catch (...) {
+    return error_from_exception(m.where("run"), std::current_exception());
   }
 }
 
@@ -44,15 +45,20 @@ Model& Model::operator=(Model&&) noexcept = default;
 Model::~Model() = default;
 
 Expected<Model> Model::load(const Device& device, const std::string& path) {
-  auto pkg = format::read_package(path);  // the device-aware checks run once, in load()
-  if (!pkg) return pkg.error();
-  return load(device, std::move(*pkg), path);
+  return catch_exceptions(path + ": load", [&]() -> Expected<Model> {
+    auto pkg = format::read_package(path);  // the device-aware checks run once, in load()
+    if (!pkg) return pkg.error();
+    return load(device, std::move(*pkg), path);
+  });
 }
 
 Expected<Model> Model::load(const Device& device, format::Package package, std::string name) {
-  auto state = runtime::load_package(device, std::move(package), std::move(name));
-  if (!state) return state.error();
-  return Model(std::move(*state));
+  const std::string where = name + ": load";
+  return catch_exceptions(where, [&]() -> Expected<Model> {
+    auto state = runtime::load_package(device, std::move(package), std::move(name));
+    if (!state) return state.error();
+    return Model(std::move(*state));
+  });
 }
 
 const std::vector<TensorDesc>& Model::inputs() const {

@@ -58,7 +58,10 @@ Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
   }
   auto job = m.context->submit(**cb, {.racecheck = o.racecheck});
   if (!job) return make_error(job.error().code, m.where(label + ": " + job.error().message));
-  auto res = job->wait(o.timeout);
+  auto res = o.deadline ? job->wait_until(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              o.deadline->time_since_epoch())
+                                              .count())
+                        : job->wait(o.timeout);
   if (!res) {
     m.context.reset();
     return make_error(res.error().code, m.where(label + ": wait: " + res.error().message));
@@ -112,7 +115,8 @@ Expected<void> store_host_output(RunState& run, const std::string& label, const 
   return ok();
 }
 
-Expected<void> run_host(RunState& run, const format::Segment& s, size_t index) {
+Expected<void> run_host(RunState& run, const format::Segment& s, size_t index,
+                        const RunOptions& o) {
   const std::string label = segment_label(s, index);
   std::vector<const NpyArray*> ins;
   for (const auto& name : s.inputs) {
@@ -124,7 +128,7 @@ Expected<void> run_host(RunState& run, const format::Segment& s, size_t index) {
     if (!v) return v.error();
     ins.push_back(*v);
   }
-  auto outs = ops::run(s.op_type, s.attributes, ins, s.outputs.size());
+  auto outs = ops::run(s.op_type, s.attributes, ins, s.outputs.size(), {.deadline = o.deadline});
   if (!outs) return make_error(outs.error().code, run.m.where(label + ": " + outs.error().message));
   for (size_t i = 0; i < s.outputs.size(); ++i) {
     NpyArray& a = (*outs)[i];
@@ -149,8 +153,15 @@ Expected<void> run_segments(RunState& run, const RunOptions& options) {
     st.op_type = s.op_type;
     st.index = static_cast<uint32_t>(i);
     const int64_t s0 = monotonic_ns();
-    Expected<void> r = s.kind == format::SegmentKind::kDevice ? run_device(run, s, i, options, st)
-                                                              : run_host(run, s, i);
+    Expected<void> r = ok();
+    if (options.deadline && std::chrono::steady_clock::now() >= *options.deadline) {
+      r = make_error(ETIMEDOUT,
+                     run.m.where(segment_label(s, i) + ": not started: the time limit passed"));
+    } else if (s.kind == format::SegmentKind::kDevice) {
+      r = run_device(run, s, i, options, st);
+    } else {
+      r = run_host(run, s, i, options);
+    }
     st.host_ns = static_cast<uint64_t>(monotonic_ns() - s0);
     if (s.kind == format::SegmentKind::kDevice) {
       stats.device_cycles += st.cycles;

@@ -221,6 +221,16 @@ TEST(Validate, BadVersion) {
   EXPECT_THAT(r.error().message, HasSubstr("field version_minor"));
 }
 
+TEST(Validate, MoreCommandsThanTheLimit) {
+  auto buf = minimal();
+  header(buf).num_cmds = NPU_MAX_CMDS + 1;  // refused before the size is even compared
+  auto r = validate(buf, {});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "command buffer: field num_cmds: 1048577 commands, more than the 1048576 a command "
+            "buffer may hold");
+}
+
 TEST(Validate, SizeMismatch) {
   auto buf = minimal();
   header(buf).size += 128;

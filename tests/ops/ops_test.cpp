@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -363,6 +364,79 @@ TEST(HostOpsPool, HugeWindowsVisitOnlyTheInput) {
   EXPECT_EQ(e,
             "Conv: spatial dim 0: kernel_shape 1, dilation 1, stride 1 and pads "
             "9223372036854775807+0 overflow the int64 range");
+}
+
+// The host work limit (RunOptions::max_work) is checked before any output is allocated or
+// any loop runs; the error names the op, the work and the limit.
+TEST(HostOpsLimits, WorkBeyondTheLimitIsRefusedBeforeComputing) {
+  // Conv: a 1x1 input padded to a 1024x1024 output of a 1024x1024 kernel: 2^40 MACs.
+  const NpyArray x = f32({1, 1, 1, 1}, {1});
+  const NpyArray w = NpyArray::zeros(DType::kFloat32, {1, 1, 1024, 1024});
+  auto r = run("Conv", R"({"pads":[1023,1023,1023,1023]})", {&x, &w});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, EFBIG);
+  EXPECT_EQ(err(r),
+            "Conv: 1099511627776 multiply-accumulates (1048576 outputs × 1048576) exceed the host "
+            "limit of 68719476736");
+  // The same op under a smaller limit than its work, and within one.
+  const NpyArray w3 = f32({1, 1, 3, 3}, std::vector<float>(9, 1.0f));
+  const NpyArray x4 = f32({1, 1, 4, 4}, iota_f(16));
+  const std::vector<const NpyArray*> ins{&x4, &w3};
+  auto small = npu::ops::run("Conv", "{}", ins, 1, {.max_work = 35});
+  ASSERT_FALSE(small);
+  EXPECT_EQ(small.error().message,
+            "Conv: 36 multiply-accumulates (4 outputs × 9) exceed the host limit of 35");
+  EXPECT_TRUE(npu::ops::run("Conv", "{}", ins, 1, {.max_work = 36}));
+  // Pooling counts the taps inside the input: a 1024x1024 window padded over a 1024x1024 input.
+  const NpyArray big = NpyArray::zeros(DType::kFloat32, {1, 1, 1024, 1024});
+  const std::string e =
+      err(run("MaxPool", R"({"kernel_shape":[1024,1024],"pads":[1023,1023,1023,1023]})", {&big}));
+  EXPECT_EQ(e,
+            "MaxPool: 4393752592384 window taps (4190209 outputs × 1048576) exceed the host limit "
+            "of 68719476736");
+  // MatMul and Gemm: [1, 2^20] x [2^20, 2^17] would be 2^37 MACs; B is never read.
+  const NpyArray a = NpyArray::zeros(DType::kFloat32, {1, 1 << 20});
+  const NpyArray b = NpyArray::zeros(DType::kFloat32, {1 << 20, 1});
+  const std::vector<const NpyArray*> ab{&a, &b};
+  auto mm = npu::ops::run("MatMul", "{}", ab, 1, {.max_work = 1000});
+  ASSERT_FALSE(mm);
+  EXPECT_EQ(mm.error().code, EFBIG);
+  EXPECT_EQ(mm.error().message,
+            "MatMul: 1048576 multiply-accumulates (1 outputs × 1048576) exceed the host limit of "
+            "1000");
+  auto gemm = npu::ops::run("Gemm", "{}", ab, 1, {.max_work = 1000});
+  ASSERT_FALSE(gemm);
+  EXPECT_EQ(gemm.error().code, EFBIG);
+}
+
+// A call with a deadline stops when it passes: the long loops poll npu::cancelled().
+TEST(HostOpsLimits, DeadlineStopsTheCall) {
+  const NpyArray x = NpyArray::zeros(DType::kFloat32, {1, 64, 64, 64});
+  const NpyArray w = NpyArray::zeros(DType::kFloat32, {64, 64, 3, 3});
+  const std::vector<const NpyArray*> ins{&x, &w};
+  using Clock = std::chrono::steady_clock;
+  auto past = npu::ops::run("Conv", "{}", ins, 1, {.deadline = Clock::now()});
+  ASSERT_FALSE(past);
+  EXPECT_EQ(past.error().code, ETIMEDOUT);
+  EXPECT_EQ(past.error().message, "Conv: stopped: the time limit passed");
+  // 151M MACs in the reference loops take far longer than a millisecond: the call is stopped
+  // inside the loop (conv2d_f32 polls per output row).
+  auto mid = npu::ops::run("Conv", "{}", ins, 1,
+                           {.deadline = Clock::now() + std::chrono::milliseconds(1)});
+  ASSERT_FALSE(mid);
+  EXPECT_EQ(mid.error().code, ETIMEDOUT);
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    auto p = npu::ops::run(op, R"({"kernel_shape":[3,3]})", std::vector<const NpyArray*>{&x}, 1,
+                           {.deadline = Clock::now()});
+    ASSERT_FALSE(p);
+    EXPECT_EQ(p.error().code, ETIMEDOUT) << op;
+  }
+  // A far deadline changes nothing.
+  const NpyArray x1 = f32({1, 1, 2, 2}, {1, 2, 3, 4});
+  const NpyArray w1 = f32({1, 1, 1, 1}, {2});
+  auto ok = npu::ops::run("Conv", "{}", std::vector<const NpyArray*>{&x1, &w1}, 1,
+                          {.deadline = Clock::now() + std::chrono::hours(1)});
+  EXPECT_EQ(out<float>(ok, {1, 1, 2, 2}), (std::vector<float>{2, 4, 6, 8}));
 }
 
 TEST(HostOpsPool, MaxPoolDilationIndicesAcrossChannels) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,7 @@
 namespace {
 
 using npu::Model;
+using npu::RunOptions;
 using namespace npu::runtime_test;
 
 using ModelTest = DeviceTest;
@@ -193,6 +195,41 @@ TEST_F(ModelTest, UnknownHostOp) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().message,
             "t.npub: segment 'softmax0' (host Foo): host op 'Foo' is not supported");
+}
+
+// RunOptions::timeout bounds the whole run, host segments included: a long host op stops
+// when the time runs out, and a segment does not start after it.
+TEST_F(ModelTest, TimeoutBoundsHostSegments) {
+  // 236M window taps: far more than 50 ms of work in any build.
+  const auto pool = [](int64_t side) {
+    Package p = host_package({Dim::fixed(1), Dim::fixed(1), Dim::fixed(side), Dim::fixed(side)},
+                             {"MaxPool", "Relu"});
+    p.metadata.segments[0].attributes = R"({"kernel_shape":[15,15],"pads":[7,7,7,7]})";
+    return p;
+  };
+  auto model = Model::load(*dev_, pool(1024), "slow.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  const NpyArray x = NpyArray::zeros(DType::kFloat32, {1, 1, 1024, 1024});
+  auto r = model->run({{"x", x}}, {.timeout = std::chrono::milliseconds(50)});
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ETIMEDOUT);
+  EXPECT_EQ(r.error().message,
+            "slow.npub: segment 'op0' (host MaxPool): MaxPool: stopped: the time limit passed");
+  // A deadline already passed: nothing starts.
+  RunOptions late;
+  late.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  r = model->run({{"x", x}}, late);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ETIMEDOUT);
+  EXPECT_EQ(r.error().message,
+            "slow.npub: segment 'op0' (host MaxPool): not started: the time limit passed");
+  // Time enough: the run completes (a smaller input, the same ops).
+  auto small = Model::load(*dev_, pool(32), "small.npub");
+  ASSERT_TRUE(small) << small.error().message;
+  r = small->run({{"x", NpyArray::zeros(DType::kFloat32, {1, 1, 32, 32})}},
+                 {.timeout = std::chrono::minutes(5)});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->at("y").shape, (std::vector<int64_t>{1, 1, 32, 32}));
 }
 
 TEST_F(ModelTest, CorruptOrMissingPackageFile) {

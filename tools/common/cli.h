@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "npu/exception_boundary.h"
+
 namespace npu::tools {
 
 inline constexpr int kUsageError = 1;
@@ -44,20 +46,16 @@ inline std::optional<int> parse_args(CLI::App& app, int argc, char** argv, std::
   return std::nullopt;
 }
 
-/// Runs a tool's body and closes the exception boundary: whatever escapes it (the libraries
-/// report errors as Expected, but the standard library, nlohmann-json, protobuf and ONNX
-/// throw) becomes one line and exit status 1 instead of std::terminate. std::bad_alloc is
-/// reported as ENOMEM ("out of memory"), naming the tool's arguments' first operand.
+/// Runs a tool's body and closes the exception boundary (npu/exception_boundary.h): whatever
+/// escapes it (the libraries report errors as Expected, but the standard library,
+/// nlohmann-json, protobuf and ONNX throw) becomes one line and exit status 1 instead of
+/// std::terminate; std::bad_alloc is reported as ENOMEM ("out of memory").
 template <typename Body>
 int guarded_main(std::string_view tool, Body&& body) {
   try {
     return body();
-  } catch (const std::bad_alloc&) {
-    return fail(tool,
-                "out of memory (ENOMEM): the input asks for more memory than this machine "
-                "has; see docs/reliability.md for the limits");
-  } catch (const std::exception& e) {
-    return fail(tool, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(tool, error_from_exception("", std::current_exception()).message);
   }
 }
 

@@ -30,7 +30,9 @@ static int tool_main(int argc, char** argv) {
   app.add_flag("--racecheck", run.racecheck,
                "run under the synchronization checker: print every hazard and exit 3 if there "
                "is one");
-  app.add_option("--timeout-ms", run.timeout_ms, "wait at most N ms per device segment");
+  app.add_option("--timeout-ms", run.timeout_ms,
+                 "bound the run (device jobs and host segments) to N ms")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--device", device, "device string (default: $NPU_DEVICE, else emu:)");
   app.add_option("--save", save, "also write the compiled package here (.npub)");
   npu::tools::add_compile_flags(app, flags);

@@ -206,7 +206,9 @@ static int tool_main(int argc, char** argv) {
                "the same bytes unordered) and exit 3 if there is one");
   app.add_flag("--skip-validation", o.skip_validation,
                "raw: submit unvalidated (emulator), to see the device's own faults");
-  app.add_option("--timeout-ms", o.timeout_ms, "wait at most N ms for the job (default: no limit)")
+  app.add_option("--timeout-ms", o.timeout_ms,
+                 "bound the job (raw) or the whole model run, host segments included, to N ms "
+                 "(default: no limit)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--device", o.device,
                  "device string: emu:[CONFIG.json] or /dev/accel/accelN (default: $NPU_DEVICE, "

@@ -12,6 +12,7 @@
 #include "npu/command_buffer.h"
 #include "npu/context.h"
 #include "npu/device.h"
+#include "npu/exception_boundary.h"
 #include "npu/job.h"
 
 struct npu_device {
@@ -81,6 +82,16 @@ npu_status_t fail(const char* fn, const npu::Error& e) {
 #define NPU_C_CHECK(cond, fn, what) \
   if (!(cond)) return fail(fn, EINVAL, what)
 
+/// The C boundary: no exception may cross it (std::bad_alloc is NPU_ERROR_OUT_OF_MEMORY).
+template <typename Body>
+npu_status_t guarded(const char* fn, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return fail(fn, npu::error_from_exception("", std::current_exception()));
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -124,11 +135,13 @@ const char* npu_status_string(npu_status_t status) {
 }
 
 npu_status_t npu_device_open(const char* device, npu_device_t** out) {
-  NPU_C_CHECK(out != nullptr, "npu_device_open", "out is null");
-  auto d = npu::Device::open(device != nullptr ? device : "");
-  if (!d) return fail("npu_device_open", d.error());
-  *out = new (std::nothrow) npu_device{std::move(*d)};
-  return *out != nullptr ? NPU_OK : fail("npu_device_open", ENOMEM, "out of host memory");
+  return guarded("npu_device_open", [&]() -> npu_status_t {
+    NPU_C_CHECK(out != nullptr, "npu_device_open", "out is null");
+    auto d = npu::Device::open(device != nullptr ? device : "");
+    if (!d) return fail("npu_device_open", d.error());
+    *out = new (std::nothrow) npu_device{std::move(*d)};
+    return *out != nullptr ? NPU_OK : fail("npu_device_open", ENOMEM, "out of host memory");
+  });
 }
 
 void npu_device_close(npu_device_t* device) {
@@ -136,38 +149,44 @@ void npu_device_close(npu_device_t* device) {
 }
 
 npu_status_t npu_device_get_param(npu_device_t* device, uint32_t param, uint64_t* value) {
-  NPU_C_CHECK(device != nullptr && value != nullptr, "npu_device_get_param",
-              "device or value is null");
-  auto v = device->device.get_param(param);
-  if (!v) return fail("npu_device_get_param", v.error());
-  *value = *v;
-  return NPU_OK;
+  return guarded("npu_device_get_param", [&]() -> npu_status_t {
+    NPU_C_CHECK(device != nullptr && value != nullptr, "npu_device_get_param",
+                "device or value is null");
+    auto v = device->device.get_param(param);
+    if (!v) return fail("npu_device_get_param", v.error());
+    *value = *v;
+    return NPU_OK;
+  });
 }
 
 npu_status_t npu_buffer_alloc(npu_device_t* device, uint64_t size, uint32_t flags,
                               uint64_t fixed_va, npu_buffer_t** out) {
-  NPU_C_CHECK(device != nullptr && out != nullptr, "npu_buffer_alloc", "device or out is null");
-  if ((flags & ~DRM_NPU_BO_FLAGS_VALID) != 0) {
-    return fail("npu_buffer_alloc", EINVAL, "unknown flags " + std::to_string(flags));
-  }
-  if ((flags & DRM_NPU_BO_FIXED_VA) == 0 && fixed_va != 0) {
-    return fail("npu_buffer_alloc", EINVAL, "fixed_va given without DRM_NPU_BO_FIXED_VA");
-  }
-  npu::BufferOptions options;
-  options.device_read_only = (flags & DRM_NPU_BO_DEVICE_READ_ONLY) != 0;
-  if ((flags & DRM_NPU_BO_FIXED_VA) != 0) options.fixed_va = fixed_va;
-  auto b = npu::Buffer::allocate(device->device, size, options);
-  if (!b) return fail("npu_buffer_alloc", b.error());
-  *out = new (std::nothrow) npu_buffer{std::move(*b)};
-  return *out != nullptr ? NPU_OK : fail("npu_buffer_alloc", ENOMEM, "out of host memory");
+  return guarded("npu_buffer_alloc", [&]() -> npu_status_t {
+    NPU_C_CHECK(device != nullptr && out != nullptr, "npu_buffer_alloc", "device or out is null");
+    if ((flags & ~DRM_NPU_BO_FLAGS_VALID) != 0) {
+      return fail("npu_buffer_alloc", EINVAL, "unknown flags " + std::to_string(flags));
+    }
+    if ((flags & DRM_NPU_BO_FIXED_VA) == 0 && fixed_va != 0) {
+      return fail("npu_buffer_alloc", EINVAL, "fixed_va given without DRM_NPU_BO_FIXED_VA");
+    }
+    npu::BufferOptions options;
+    options.device_read_only = (flags & DRM_NPU_BO_DEVICE_READ_ONLY) != 0;
+    if ((flags & DRM_NPU_BO_FIXED_VA) != 0) options.fixed_va = fixed_va;
+    auto b = npu::Buffer::allocate(device->device, size, options);
+    if (!b) return fail("npu_buffer_alloc", b.error());
+    *out = new (std::nothrow) npu_buffer{std::move(*b)};
+    return *out != nullptr ? NPU_OK : fail("npu_buffer_alloc", ENOMEM, "out of host memory");
+  });
 }
 
 npu_status_t npu_buffer_map(npu_buffer_t* buffer, void** ptr) {
-  NPU_C_CHECK(buffer != nullptr && ptr != nullptr, "npu_buffer_map", "buffer or ptr is null");
-  auto m = buffer->buffer.map();
-  if (!m) return fail("npu_buffer_map", m.error());
-  *ptr = m->data();
-  return NPU_OK;
+  return guarded("npu_buffer_map", [&]() -> npu_status_t {
+    NPU_C_CHECK(buffer != nullptr && ptr != nullptr, "npu_buffer_map", "buffer or ptr is null");
+    auto m = buffer->buffer.map();
+    if (!m) return fail("npu_buffer_map", m.error());
+    *ptr = m->data();
+    return NPU_OK;
+  });
 }
 
 uint64_t npu_buffer_device_address(const npu_buffer_t* buffer) {
@@ -184,11 +203,13 @@ void npu_buffer_free(npu_buffer_t* buffer) {
 }
 
 npu_status_t npu_context_create(npu_device_t* device, uint32_t priority, npu_context_t** out) {
-  NPU_C_CHECK(device != nullptr && out != nullptr, "npu_context_create", "device or out is null");
-  auto c = npu::Context::create(device->device, static_cast<npu::Priority>(priority));
-  if (!c) return fail("npu_context_create", c.error());
-  *out = new (std::nothrow) npu_context{std::move(*c)};
-  return *out != nullptr ? NPU_OK : fail("npu_context_create", ENOMEM, "out of host memory");
+  return guarded("npu_context_create", [&]() -> npu_status_t {
+    NPU_C_CHECK(device != nullptr && out != nullptr, "npu_context_create", "device or out is null");
+    auto c = npu::Context::create(device->device, static_cast<npu::Priority>(priority));
+    if (!c) return fail("npu_context_create", c.error());
+    *out = new (std::nothrow) npu_context{std::move(*c)};
+    return *out != nullptr ? NPU_OK : fail("npu_context_create", ENOMEM, "out of host memory");
+  });
 }
 
 uint32_t npu_context_id(const npu_context_t* context) {
@@ -196,12 +217,14 @@ uint32_t npu_context_id(const npu_context_t* context) {
 }
 
 npu_status_t npu_context_banned(npu_context_t* context, int* banned) {
-  NPU_C_CHECK(context != nullptr && banned != nullptr, "npu_context_banned",
-              "context or banned is null");
-  auto s = context->context.state();
-  if (!s) return fail("npu_context_banned", s.error());
-  *banned = s->banned ? 1 : 0;
-  return NPU_OK;
+  return guarded("npu_context_banned", [&]() -> npu_status_t {
+    NPU_C_CHECK(context != nullptr && banned != nullptr, "npu_context_banned",
+                "context or banned is null");
+    auto s = context->context.state();
+    if (!s) return fail("npu_context_banned", s.error());
+    *banned = s->banned ? 1 : 0;
+    return NPU_OK;
+  });
 }
 
 void npu_context_destroy(npu_context_t* context) {
@@ -210,23 +233,28 @@ void npu_context_destroy(npu_context_t* context) {
 
 npu_status_t npu_cmdbuf_create(npu_device_t* device, const void* bytes, size_t size,
                                npu_cmdbuf_t** out) {
-  NPU_C_CHECK(device != nullptr && out != nullptr && (bytes != nullptr || size == 0),
-              "npu_cmdbuf_create", "device, bytes or out is null");
-  auto cb = npu::CommandBuffer::from_bytes(device->device,
-                                           std::span(static_cast<const std::byte*>(bytes), size));
-  *out = new (std::nothrow) npu_cmdbuf{std::move(cb)};
-  return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_create", ENOMEM, "out of host memory");
+  return guarded("npu_cmdbuf_create", [&]() -> npu_status_t {
+    NPU_C_CHECK(device != nullptr && out != nullptr && (bytes != nullptr || size == 0),
+                "npu_cmdbuf_create", "device, bytes or out is null");
+    auto cb = npu::CommandBuffer::from_bytes(device->device,
+                                             std::span(static_cast<const std::byte*>(bytes), size));
+    *out = new (std::nothrow) npu_cmdbuf{std::move(cb)};
+    return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_create", ENOMEM, "out of host memory");
+  });
 }
 
 npu_status_t npu_cmdbuf_use(npu_cmdbuf_t* cmdbuf, npu_buffer_t* buffer, uint32_t access) {
-  NPU_C_CHECK(cmdbuf != nullptr && buffer != nullptr, "npu_cmdbuf_use", "cmdbuf or buffer is null");
-  if (access == 0 || (access & ~uint32_t{DRM_NPU_ACCESS_READ | DRM_NPU_ACCESS_WRITE}) != 0) {
-    return fail("npu_cmdbuf_use", EINVAL,
-                "bo " + std::to_string(buffer->buffer.handle()) + ": bad access bits " +
-                    std::to_string(access));
-  }
-  cmdbuf->cmdbuf.use(buffer->buffer, static_cast<npu::Access>(access));
-  return NPU_OK;
+  return guarded("npu_cmdbuf_use", [&]() -> npu_status_t {
+    NPU_C_CHECK(cmdbuf != nullptr && buffer != nullptr, "npu_cmdbuf_use",
+                "cmdbuf or buffer is null");
+    if (access == 0 || (access & ~uint32_t{DRM_NPU_ACCESS_READ | DRM_NPU_ACCESS_WRITE}) != 0) {
+      return fail("npu_cmdbuf_use", EINVAL,
+                  "bo " + std::to_string(buffer->buffer.handle()) + ": bad access bits " +
+                      std::to_string(access));
+    }
+    cmdbuf->cmdbuf.use(buffer->buffer, static_cast<npu::Access>(access));
+    return NPU_OK;
+  });
 }
 
 void npu_cmdbuf_destroy(npu_cmdbuf_t* cmdbuf) {
@@ -235,85 +263,94 @@ void npu_cmdbuf_destroy(npu_cmdbuf_t* cmdbuf) {
 
 npu_status_t npu_cmdbuf_submit(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uint32_t flags,
                                npu_job_t** out) {
-  NPU_C_CHECK(context != nullptr && cmdbuf != nullptr && out != nullptr, "npu_cmdbuf_submit",
-              "context, cmdbuf or out is null");
-  if ((flags & ~(NPU_SUBMIT_SKIP_VALIDATION | NPU_SUBMIT_RACECHECK)) != 0) {
-    return fail("npu_cmdbuf_submit", EINVAL, "unknown flags " + std::to_string(flags));
-  }
-  npu::FinalizeOptions options;
-  options.skip_validation = (flags & NPU_SUBMIT_SKIP_VALIDATION) != 0;
-  if (auto f = cmdbuf->cmdbuf.finalize(options); !f) return fail("npu_cmdbuf_submit", f.error());
-  auto job =
-      context->context.submit(cmdbuf->cmdbuf, {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0});
-  if (!job) return fail("npu_cmdbuf_submit", job.error());
-  *out = new (std::nothrow) npu_job{std::move(*job)};
-  return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_submit", ENOMEM, "out of host memory");
+  return guarded("npu_cmdbuf_submit", [&]() -> npu_status_t {
+    NPU_C_CHECK(context != nullptr && cmdbuf != nullptr && out != nullptr, "npu_cmdbuf_submit",
+                "context, cmdbuf or out is null");
+    if ((flags & ~(NPU_SUBMIT_SKIP_VALIDATION | NPU_SUBMIT_RACECHECK)) != 0) {
+      return fail("npu_cmdbuf_submit", EINVAL, "unknown flags " + std::to_string(flags));
+    }
+    npu::FinalizeOptions options;
+    options.skip_validation = (flags & NPU_SUBMIT_SKIP_VALIDATION) != 0;
+    if (auto f = cmdbuf->cmdbuf.finalize(options); !f) return fail("npu_cmdbuf_submit", f.error());
+    auto job =
+        context->context.submit(cmdbuf->cmdbuf, {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0});
+    if (!job) return fail("npu_cmdbuf_submit", job.error());
+    *out = new (std::nothrow) npu_job{std::move(*job)};
+    return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_submit", ENOMEM, "out of host memory");
+  });
 }
 
 npu_status_t npu_submit(npu_context_t* context, const void* bytes, size_t size,
                         const npu_buffer_use_t* uses, size_t num_uses, uint32_t flags,
                         npu_job_t** out) {
-  NPU_C_CHECK(context != nullptr && out != nullptr && (uses != nullptr || num_uses == 0),
-              "npu_submit", "context, uses or out is null");
-  NPU_C_CHECK(bytes != nullptr && size != 0, "npu_submit", "command buffer is empty");
-  npu_cmdbuf cb{npu::CommandBuffer::from_bytes(
-      context->context.device(), std::span(static_cast<const std::byte*>(bytes), size))};
-  for (size_t i = 0; i < num_uses; ++i) {
-    if (const npu_status_t st = npu_cmdbuf_use(&cb, uses[i].buffer, uses[i].access); st != NPU_OK) {
-      return fail("npu_submit", t_errno, t_error.substr(sizeof("npu_cmdbuf_use: ") - 1));
+  return guarded("npu_submit", [&]() -> npu_status_t {
+    NPU_C_CHECK(context != nullptr && out != nullptr && (uses != nullptr || num_uses == 0),
+                "npu_submit", "context, uses or out is null");
+    NPU_C_CHECK(bytes != nullptr && size != 0, "npu_submit", "command buffer is empty");
+    npu_cmdbuf cb{npu::CommandBuffer::from_bytes(
+        context->context.device(), std::span(static_cast<const std::byte*>(bytes), size))};
+    for (size_t i = 0; i < num_uses; ++i) {
+      if (const npu_status_t st = npu_cmdbuf_use(&cb, uses[i].buffer, uses[i].access);
+          st != NPU_OK) {
+        return fail("npu_submit", t_errno, t_error.substr(sizeof("npu_cmdbuf_use: ") - 1));
+      }
     }
-  }
-  if (const npu_status_t st = npu_cmdbuf_submit(context, &cb, flags, out); st != NPU_OK) {
-    return fail("npu_submit", t_errno, t_error.substr(sizeof("npu_cmdbuf_submit: ") - 1));
-  }
-  return NPU_OK;
+    if (const npu_status_t st = npu_cmdbuf_submit(context, &cb, flags, out); st != NPU_OK) {
+      return fail("npu_submit", t_errno, t_error.substr(sizeof("npu_cmdbuf_submit: ") - 1));
+    }
+    return NPU_OK;
+  });
 }
 
 npu_status_t npu_job_wait(npu_job_t* job, int64_t timeout_ns, npu_job_result_t* result) {
-  NPU_C_CHECK(job != nullptr && result != nullptr, "npu_job_wait", "job or result is null");
-  const auto timeout = timeout_ns < 0 ? npu::Job::kForever : std::chrono::nanoseconds(timeout_ns);
-  auto r = job->job.wait(timeout);
-  if (!r) return fail("npu_job_wait", r.error());
-  *result = {};
-  result->status = static_cast<uint32_t>(r->status);
-  result->fault.kind = r->fault.kind;
-  result->fault.engine = r->fault.engine;
-  result->fault.cmd_index = r->fault.cmd_index;
-  result->fault.address = r->fault.address;
-  result->submit_ns = r->submit_ns;
-  result->start_ns = r->start_ns;
-  result->end_ns = r->end_ns;
-  result->cycles = r->cycles;
-  return NPU_OK;
+  return guarded("npu_job_wait", [&]() -> npu_status_t {
+    NPU_C_CHECK(job != nullptr && result != nullptr, "npu_job_wait", "job or result is null");
+    const auto timeout = timeout_ns < 0 ? npu::Job::kForever : std::chrono::nanoseconds(timeout_ns);
+    auto r = job->job.wait(timeout);
+    if (!r) return fail("npu_job_wait", r.error());
+    *result = {};
+    result->status = static_cast<uint32_t>(r->status);
+    result->fault.kind = r->fault.kind;
+    result->fault.engine = r->fault.engine;
+    result->fault.cmd_index = r->fault.cmd_index;
+    result->fault.address = r->fault.address;
+    result->submit_ns = r->submit_ns;
+    result->start_ns = r->start_ns;
+    result->end_ns = r->end_ns;
+    result->cycles = r->cycles;
+    return NPU_OK;
+  });
 }
 
 npu_status_t npu_job_hazards(npu_job_t* job, npu_hazard_t* out, size_t capacity, size_t* count) {
-  NPU_C_CHECK(job != nullptr && count != nullptr && (out != nullptr || capacity == 0),
-              "npu_job_hazards", "job, out or count is null");
-  auto r = job->job.hazards();
-  if (!r) return fail("npu_job_hazards", r.error());
-  if (!r->checked) {
-    return fail("npu_job_hazards", EINVAL,
-                "ctx " + std::to_string(job->job.context_id()) + " seqno " +
-                    std::to_string(job->job.seqno()) +
-                    ": the job was not submitted with NPU_SUBMIT_RACECHECK");
-  }
-  *count = static_cast<size_t>(r->total);
-  const size_t n = std::min(capacity, r->hazards.size());
-  for (size_t i = 0; i < n; ++i) {
-    const npu::Hazard& h = r->hazards[i];
-    out[i] = {static_cast<uint32_t>(h.kind),
-              static_cast<uint32_t>(h.space),
-              h.begin,
-              h.end,
-              h.first.cmd_index,
-              h.second.cmd_index,
-              h.first.engine,
-              h.first.opcode,
-              h.second.engine,
-              h.second.opcode};
-  }
-  return NPU_OK;
+  return guarded("npu_job_hazards", [&]() -> npu_status_t {
+    NPU_C_CHECK(job != nullptr && count != nullptr && (out != nullptr || capacity == 0),
+                "npu_job_hazards", "job, out or count is null");
+    auto r = job->job.hazards();
+    if (!r) return fail("npu_job_hazards", r.error());
+    if (!r->checked) {
+      return fail("npu_job_hazards", EINVAL,
+                  "ctx " + std::to_string(job->job.context_id()) + " seqno " +
+                      std::to_string(job->job.seqno()) +
+                      ": the job was not submitted with NPU_SUBMIT_RACECHECK");
+    }
+    *count = static_cast<size_t>(r->total);
+    const size_t n = std::min(capacity, r->hazards.size());
+    for (size_t i = 0; i < n; ++i) {
+      const npu::Hazard& h = r->hazards[i];
+      out[i] = {static_cast<uint32_t>(h.kind),
+                static_cast<uint32_t>(h.space),
+                h.begin,
+                h.end,
+                h.first.cmd_index,
+                h.second.cmd_index,
+                h.first.engine,
+                h.first.opcode,
+                h.second.engine,
+                h.second.opcode};
+    }
+    return NPU_OK;
+  });
 }
 
 uint64_t npu_job_seqno(const npu_job_t* job) {

@@ -90,8 +90,12 @@ Expected<Job> Context::submit(CommandBuffer& cmdbuf, const SubmitOptions& option
   s.cmd_size = cmdbuf.bytes().size();
   s.bos = reinterpret_cast<uintptr_t>(refs.data());
   if (const int err = ctx_->dev->do_ioctl(DRM_IOCTL_NPU_SUBMIT, &s); err != 0) {
+    // The kernel's own reason (command index and field) beats the errno's generic meaning.
+    const std::string why = err == EINVAL || err == EFAULT || err == EOVERFLOW
+                                ? ctx_->dev->last_kernel_error()
+                                : std::string();
     return detail::ioctl_error(fmt::format("submit: ctx {}", ctx_->id), DRM_IOCTL_NPU_SUBMIT, err,
-                               submit_detail(err));
+                               why.empty() ? submit_detail(err) : std::string_view(why));
   }
   return Job(ctx_, s.seqno);
 }

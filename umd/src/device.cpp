@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -41,6 +42,18 @@ int DeviceState::do_ioctl(unsigned long request, void* arg) const {
 Expected<void> DeviceState::ioctl(unsigned long request, void* arg, std::string_view who) const {
   if (const int err = do_ioctl(request, arg); err != 0) return ioctl_error(who, request, err);
   return ok();
+}
+
+std::string DeviceState::last_kernel_error() const {
+  drm_npu_query q{};
+  q.type = DRM_NPU_QUERY_LAST_ERROR;
+  if (do_ioctl(DRM_IOCTL_NPU_QUERY, &q) != 0 || q.size <= 1) return {};
+  std::string text(q.size, '\0');
+  q.data = reinterpret_cast<uintptr_t>(text.data());
+  if (do_ioctl(DRM_IOCTL_NPU_QUERY, &q) != 0) return {};
+  text.resize(std::min<size_t>(q.size, text.size()));
+  while (!text.empty() && text.back() == '\0') text.pop_back();
+  return text;
 }
 
 }  // namespace detail

@@ -39,6 +39,9 @@ struct DeviceState {
   int do_ioctl(unsigned long request, void* arg) const;
   /// do_ioctl() with the error message convention.
   Expected<void> ioctl(unsigned long request, void* arg, std::string_view who) const;
+  /// The kernel's reason for this file's last rejected SUBMIT/BO_CREATE (QUERY LAST_ERROR,
+  /// API 1.2), or "" when it has none or cannot say (an older kernel).
+  std::string last_kernel_error() const;
 
   std::shared_ptr<KernelInterface> kernel;
   int fd = -1;

@@ -36,6 +36,8 @@ const char* query_name(uint32_t type) {
       return "JOB_PROFILE";
     case DRM_NPU_QUERY_JOB_HAZARDS:
       return "JOB_HAZARDS";
+    case DRM_NPU_QUERY_LAST_ERROR:
+      return "LAST_ERROR";
     default:
       return "?";
   }

@@ -47,6 +47,13 @@ std::optional<LowerError> lower_device_segment(Lowering& L, PackageBuilder& pb,
                         static_cast<int>(ni)};
     }
     live.release_dead(L, ni);
+    if (builder.size() >= NPU_MAX_CMDS) {  // END still to come
+      return LowerError{make_error(EFBIG, n.label() + ": its device segment needs " +
+                                              std::to_string(builder.size() + 1) +
+                                              " commands, more than a command buffer may hold (" +
+                                              std::to_string(NPU_MAX_CMDS) + ")"),
+                        static_cast<int>(ni)};
+    }
   }
   L.builder = nullptr;
   L.sems = nullptr;

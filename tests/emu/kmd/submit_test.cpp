@@ -1,4 +1,6 @@
 // SUBMIT argument checks (one test per documented errno) and sequence numbers.
+#include <string>
+
 #include "kmd_fixture.h"
 
 namespace npu::emu::test {
@@ -144,6 +146,48 @@ TEST_F(KmdSubmit, MalformedCommandBufferIsEinval) {
   const auto unknown = builder.finish();
   const BoHandle u = c.upload(unknown);
   EXPECT_EQ(c.submit(ctx, u, unknown.size(), {ref(u, kR)}), EINVAL);
+}
+
+/// QUERY LAST_ERROR: the text, or "" (a single NUL).
+std::string last_error(Client& c) {
+  drm_npu_query q{};
+  q.type = DRM_NPU_QUERY_LAST_ERROR;
+  EXPECT_EQ(c.io(DRM_IOCTL_NPU_QUERY, &q), 0);
+  std::string text(q.size, '\0');
+  q.data = reinterpret_cast<uintptr_t>(text.data());
+  EXPECT_EQ(c.io(DRM_IOCTL_NPU_QUERY, &q), 0);
+  EXPECT_TRUE(!text.empty() && text.back() == '\0');
+  if (!text.empty()) text.pop_back();
+  return text;
+}
+
+TEST_F(KmdSubmit, LastErrorSaysWhyTheSubmitWasRejected) {
+  EXPECT_EQ(last_error(c), "");
+  // dst listed for read only: the store needs write; the reason names the command and field.
+  EXPECT_EQ(submit({ref(cmd, kR), ref(src, kR), ref(dst, kR)}), EFAULT);
+  const std::string why = last_error(c);
+  EXPECT_NE(why.find("command 3"), std::string::npos) << why;
+  EXPECT_NE(why.find("dma_store"), std::string::npos) << why;
+  // A command buffer over NPU_MAX_CMDS is refused before it is read.
+  std::vector<std::byte> header(sizeof(npu_cmdbuf_header));
+  npu_cmdbuf_header h{};
+  h.magic = NPU_ISA_MAGIC;
+  h.version_major = NPU_ISA_VERSION_MAJOR;
+  h.num_cmds = NPU_MAX_CMDS + 1;
+  h.size = static_cast<uint32_t>(sizeof(h) + uint64_t{h.num_cmds} * NPU_CMD_SIZE);
+  std::memcpy(header.data(), &h, sizeof(h));
+  const BoHandle huge = c.upload(header);
+  EXPECT_EQ(c.submit(ctx, huge, sizeof(h), {ref(huge, kR)}), EINVAL);
+  EXPECT_NE(last_error(c).find("field num_cmds: 1048577 commands, more than the 1048576"),
+            std::string::npos)
+      << last_error(c);
+  // A successful submit clears it; arguments don't reach the validator say nothing.
+  EXPECT_EQ(submit(good()), 0);
+  EXPECT_EQ(last_error(c), "");
+  drm_npu_query q{};
+  q.type = DRM_NPU_QUERY_LAST_ERROR;
+  q.arg0 = 1;
+  EXPECT_EQ(c.io(DRM_IOCTL_NPU_QUERY, &q), EINVAL);
 }
 
 TEST_F(KmdSubmit, ReadOnlyBoWithWriteIsEinval) {

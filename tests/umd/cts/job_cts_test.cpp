@@ -2,6 +2,8 @@
 #include <gmock/gmock.h>
 
 #include <chrono>
+#include <cstring>
+#include <vector>
 
 #include "cts.h"
 
@@ -179,6 +181,27 @@ TEST_P(JobCts, BufferOfAnotherDeviceIsRejected) {
   auto f = cb.finalize();
   ASSERT_FALSE(f);
   EXPECT_EQ(f.error().code, EXDEV);
+}
+
+// A SUBMIT the kernel rejects carries the kernel's reason (QUERY LAST_ERROR), not only the
+// errno's generic meaning.
+TEST_P(JobCts, RejectedSubmitSaysWhy) {
+  if (!device_->params().has(DRM_NPU_CAP_SKIP_VALIDATION)) {
+    GTEST_SKIP() << "device cannot skip validation";
+  }
+  npu_cmdbuf_header h{};
+  h.magic = NPU_ISA_MAGIC;
+  h.version_major = NPU_ISA_VERSION_MAJOR;
+  h.num_cmds = 2;  // but no commands follow
+  h.size = sizeof(h);
+  std::vector<std::byte> bytes(sizeof(h));
+  std::memcpy(bytes.data(), &h, sizeof(h));
+  CommandBuffer cb = CommandBuffer::from_bytes(*device_, bytes);
+  ASSERT_TRUE(cb.finalize({.skip_validation = true}));
+  auto job = ctx_->submit(cb);
+  ASSERT_FALSE(job);
+  EXPECT_EQ(job.error().code, EINVAL);
+  EXPECT_THAT(job.error().message, HasSubstr("field num_cmds: 2 commands do not fill"));
 }
 
 TEST_P(JobCts, DeviceFaultIsReportedAndBansTheContext) {

@@ -34,6 +34,10 @@ struct Package {
   bool operator==(const Package&) const = default;
 };
 
+/// The most commands a package's device segments may hold in all (each command buffer holds
+/// at most NPU_MAX_CMDS): 2^22, 512 MiB of commands.
+inline constexpr uint64_t kMaxPackageCommands = uint64_t{1} << 22;
+
 /// Parses and validates the bytes of a package; `name` (usually the path) prefixes errors.
 /// With `device`, command buffers are also checked with isa::validate() against it, their
 /// DRAM accesses against the segment's buffers, and the target against the device.

@@ -67,12 +67,16 @@
 // "Conv: missing input 1", "MaxPool: missing attribute 'kernel_shape'", "Pad: unknown
 // attribute 'foo'", "Pad: attribute mode is not a string", "Relu: opset 30 is outside the
 // supported range 1..18". An output over RunOptions::max_output_bytes (4 GiB) is EFBIG
-// ("Pad: output shape [..] is too large"); a failed allocation is ENOMEM ("Tile: out of
-// memory"); every other error is EINVAL, or ENOTSUP for an unknown op.
+// ("Pad: output shape [..] is too large"), and so is work over RunOptions::max_work ("Conv:
+// 2^40 multiply-accumulates ... exceed the host limit ..."); a failed allocation is ENOMEM
+// ("Tile: out of memory"); a call stopped at its deadline is ETIMEDOUT ("Conv: stopped: the
+// time limit passed"); every other error is EINVAL, or ENOTSUP for an unknown op.
 // Threading/lifetime: pure functions.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -88,10 +92,21 @@ bool is_supported(std::string_view op_type);
 /// The supported op types, sorted.
 std::vector<std::string> names();
 
+/// The most multiply-accumulates (or window taps) one operator call may do on the host:
+/// 2^36, about a minute of the reference loops. A convolution, matmul or pooling beyond it
+/// fails with EFBIG before it allocates or loops.
+inline constexpr uint64_t kMaxHostWork = uint64_t{1} << 36;
+
 struct RunOptions {
   /// The largest output the operator may allocate; beyond it run() fails with EFBIG (the
   /// compiler's constant folding passes a smaller limit and leaves such nodes alone).
   uint64_t max_output_bytes = uint64_t{1} << 32;
+  /// The most work (kMaxHostWork) the call may do; beyond it run() fails with EFBIG.
+  uint64_t max_work = kMaxHostWork;
+  /// When set, the call stops once the steady clock passes it (the long loops poll
+  /// npu::cancelled(), npu/cancel.h) and run() fails with ETIMEDOUT. Without it the call
+  /// honours the calling thread's CancelScope, if any.
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
 };
 
 /// Runs one ONNX operator: `attributes` is a JSON object text (ONNX attribute names, natural

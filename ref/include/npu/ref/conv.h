@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 
+#include "npu/cancel.h"
 #include "npu/expected.h"
 #include "npu/ref/scalar.h"
 #include "npu/ref/tensor.h"
@@ -81,6 +82,7 @@ Expected<void> conv2d_int(const Conv2dShape& s, std::span<const TIn> in, std::sp
 
   for (uint64_t n = 0; n < s.batch; ++n) {
     for (uint64_t oy = 0; oy < s.out_h; ++oy) {
+      if (cancelled()) return make_error(ECANCELED, "conv2d: cancelled");
       for (uint64_t ox = 0; ox < s.out_w; ++ox) {
         for (uint64_t oc = 0; oc < s.out_c; ++oc) {
           const uint64_t g = oc / ocg;

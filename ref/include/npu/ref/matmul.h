@@ -45,6 +45,7 @@ Expected<void> matmul_int(const MatmulShape& s, std::span<const TA> a, std::span
     const uint64_t b0 = bt * s.b_batch_stride;
     const uint64_t o0 = bt * s.out_batch_stride;
     for (uint64_t i = 0; i < s.m; ++i) {
+      if (cancelled()) return make_error(ECANCELED, "matmul: cancelled");
       for (uint64_t j = 0; j < s.n; ++j) {
         const npu_chan_qparams& q = chan[j];
         int64_t acc = 0;

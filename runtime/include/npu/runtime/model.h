@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,8 +55,13 @@ struct TensorDesc {
 };
 
 struct RunOptions {
-  /// How long to wait for each device segment.
+  /// How long the whole run() may take: device segments wait at most the time left, host
+  /// segments stop when it runs out (their loops poll npu::cancelled()), and a segment does
+  /// not start after it; the run then fails with ETIMEDOUT naming the segment.
   std::chrono::nanoseconds timeout = Job::kForever;
+  /// The same limit as a point on the steady clock, e.g. one budget shared by several runs;
+  /// run() sets it from `timeout` when it is unset (the earlier of the two applies).
+  std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt;
   /// Read each device segment's JobProfile (needs DRM_NPU_CAP_JOB_PROFILE) for per-engine
   /// stats and the trace.
   bool collect_profile = false;

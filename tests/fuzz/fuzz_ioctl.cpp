@@ -1,0 +1,237 @@
+// libFuzzer target: the mock kernel driver's ioctl layer (docs/uapi.md). The input is a
+// program of calls — BO_CREATE/INFO/CLOSE, CTX_CREATE/DESTROY, SUBMIT (validated or not, of
+// command bytes taken from the input), WAIT, QUERY, GET_PARAM, mmap/munmap, close and reopen,
+// and ioctl numbers the driver does not know — with every field taken from the input, on two
+// open files of one driver. Pointers in the arguments point at real memory (the driver, like
+// any in-process library, trusts a non-null pointer); sizes and counts are fuzzed within it.
+// What must hold: no crash, no sanitizer report, every call returns 0 or an errno.
+#include <sys/mman.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "npu/emu/kmd.h"
+#include "npu_accel.h"
+#include "npu_isa.h"
+
+namespace {
+
+/// Reads the input front to back; past the end it yields zeros.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+  bool done() const { return p_ >= end_; }
+  template <typename T>
+  T get() {
+    T v{};
+    const size_t n = std::min(sizeof(T), static_cast<size_t>(end_ - p_));
+    std::memcpy(&v, p_, n);
+    p_ += n;
+    return v;
+  }
+  /// Up to `max` bytes.
+  std::vector<std::byte> bytes(size_t max) {
+    const size_t n = std::min<size_t>(get<uint16_t>() % (max + 1), static_cast<size_t>(end_ - p_));
+    std::vector<std::byte> out(n);
+    std::memcpy(out.data(), p_, n);
+    p_ += n;
+    return out;
+  }
+
+ private:
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+npu::emu::Kmd& driver() {
+  static npu::emu::Kmd* kmd = [] {
+    npu::isa::DeviceConfig cfg;
+    cfg.watchdog_ms = 20;           // unvalidated jobs that hang are reset quickly
+    return new npu::emu::Kmd(cfg);  // lives until exit: jobs of earlier inputs may still run
+  }();
+  return *kmd;
+}
+
+int64_t now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
+}
+
+struct FileState {
+  int fd = -1;
+  std::vector<uint32_t> handles{0};  // 0 and whatever BO_CREATE returned
+  std::vector<uint32_t> ctxs{0};
+  std::vector<uint64_t> seqnos{0};
+};
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  npu::emu::Kmd& kmd = driver();
+  Reader in(data, size);
+  std::array<FileState, 2> files;
+  for (auto& f : files) f.fd = kmd.open();
+  // Scratch memory every pointer argument points into.
+  static std::vector<std::byte> scratch(DRM_NPU_MAX_BO_REFS * sizeof(drm_npu_bo_ref) + 65536);
+  std::vector<std::pair<void*, size_t>> maps;
+  for (int step = 0; step < 64 && !in.done(); ++step) {
+    FileState& f = files[in.get<uint8_t>() & 1];
+    auto pick = [&](const std::vector<uint32_t>& v) { return v[in.get<uint8_t>() % v.size()]; };
+    switch (in.get<uint8_t>() % 12) {
+      case 0: {  // BO_CREATE
+        drm_npu_bo_create c{};
+        c.size = in.get<uint32_t>() % (1u << 20);
+        c.flags = in.get<uint8_t>() % 8;
+        c.device_addr = in.get<uint8_t>() & 1 ? 0x100000000ull + (in.get<uint16_t>() << 16)
+                                              : in.get<uint64_t>();
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_CREATE, &c) == 0) f.handles.push_back(c.handle);
+        break;
+      }
+      case 1: {  // BO_INFO, then maybe mmap and write the input's bytes into the BO
+        drm_npu_bo_info i{};
+        i.handle = pick(f.handles);
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_INFO, &i) != 0) break;
+        const size_t len = in.get<uint8_t>() & 1 ? i.size : in.get<uint32_t>() % (2 * i.size + 1);
+        void* p = kmd.mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd,
+                           static_cast<off_t>(i.mmap_offset + (in.get<uint8_t>() & 1 ? 4096 : 0)));
+        if (p == MAP_FAILED) break;
+        const auto bytes = in.bytes(std::min<size_t>(len, 4096));
+        std::memcpy(p, bytes.data(), std::min(bytes.size(), len));
+        maps.emplace_back(p, len);
+        break;
+      }
+      case 2: {  // BO_CLOSE
+        drm_npu_bo_close c{};
+        c.handle = pick(f.handles);
+        c.pad = in.get<uint8_t>() == 0xff ? 1 : 0;
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_CLOSE, &c);
+        break;
+      }
+      case 3: {  // CTX_CREATE
+        drm_npu_ctx_create c{};
+        c.priority = in.get<uint8_t>() % 6;
+        c.flags = in.get<uint8_t>() == 0xff ? 1 : 0;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_CTX_CREATE, &c) == 0) f.ctxs.push_back(c.ctx_id);
+        break;
+      }
+      case 4: {  // CTX_DESTROY
+        drm_npu_ctx_destroy d{};
+        d.ctx_id = pick(f.ctxs);
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_CTX_DESTROY, &d);
+        break;
+      }
+      case 5: {  // SUBMIT: a command BO holding bytes of the input, refs from the file's BOs
+        std::vector<std::byte> cmd = in.bytes(2048);
+        if (in.get<uint8_t>() & 1 && cmd.size() >= sizeof(npu_cmdbuf_header)) {
+          npu_cmdbuf_header h{};  // a plausible header, so the commands themselves get tested
+          h.magic = NPU_ISA_MAGIC;
+          h.version_major = NPU_ISA_VERSION_MAJOR;
+          h.size = static_cast<uint32_t>(cmd.size() / NPU_CMD_SIZE * NPU_CMD_SIZE);
+          h.num_cmds = static_cast<uint32_t>((h.size - sizeof(h)) / NPU_CMD_SIZE);
+          h.size = static_cast<uint32_t>(sizeof(h) + h.num_cmds * NPU_CMD_SIZE);
+          std::memcpy(cmd.data(), &h, sizeof(h));
+          cmd.resize(h.size);
+        }
+        drm_npu_bo_create c{};
+        c.size = cmd.empty() ? 1 : cmd.size();
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_CREATE, &c) != 0) break;
+        drm_npu_bo_info i{};
+        i.handle = c.handle;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_INFO, &i) == 0) {
+          void* p = kmd.mmap(nullptr, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd,
+                             static_cast<off_t>(i.mmap_offset));
+          if (p != MAP_FAILED) {
+            std::memcpy(p, cmd.data(), cmd.size());
+            kmd.munmap(p, i.size);
+          }
+        }
+        auto* refs = reinterpret_cast<drm_npu_bo_ref*>(scratch.data());
+        const uint32_t count = in.get<uint8_t>() % 8;
+        refs[0] = {c.handle, DRM_NPU_ACCESS_READ};
+        for (uint32_t k = 1; k <= count; ++k) refs[k] = {pick(f.handles), in.get<uint8_t>() % 5u};
+        drm_npu_submit s{};
+        s.ctx_id = pick(f.ctxs);
+        s.flags = in.get<uint8_t>() % 8;
+        s.cmd_handle = in.get<uint8_t>() == 0xff ? pick(f.handles) : c.handle;
+        s.bo_count =
+            in.get<uint8_t>() == 0xff ? in.get<uint32_t>() % (DRM_NPU_MAX_BO_REFS + 2) : count + 1;
+        for (uint32_t k = count + 1; k < s.bo_count; ++k) refs[k] = {};
+        s.cmd_offset = in.get<uint8_t>() == 0xff ? in.get<uint64_t>() : 0;
+        s.cmd_size = in.get<uint8_t>() == 0xff ? in.get<uint64_t>() : cmd.size();
+        s.bos = in.get<uint8_t>() == 0xff ? 0 : reinterpret_cast<uintptr_t>(refs);
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_SUBMIT, &s) == 0) f.seqnos.push_back(s.seqno);
+        drm_npu_bo_close bc{c.handle, 0};
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_CLOSE, &bc);  // the job keeps its memory
+        break;
+      }
+      case 6: {  // WAIT: a poll, or a deadline a little ahead
+        drm_npu_wait w{};
+        w.ctx_id = pick(f.ctxs);
+        w.seqno = f.seqnos[in.get<uint8_t>() % f.seqnos.size()] + in.get<uint8_t>() % 3;
+        w.flags = in.get<uint8_t>() == 0xff ? 1 : 0;
+        const uint8_t t = in.get<uint8_t>();
+        w.timeout_ns = t == 0 ? 0 : t == 1 ? -1 : now_ns() + (t % 50) * 1'000'000ll;
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_WAIT, &w);
+        break;
+      }
+      case 7: {  // QUERY: any type, size and arguments, data in the scratch buffer
+        drm_npu_query q{};
+        q.type = in.get<uint8_t>() % 9;
+        q.size = in.get<uint16_t>() % 65536;
+        q.arg0 = in.get<uint8_t>() & 1 ? pick(f.ctxs) : in.get<uint64_t>();
+        q.arg1 = in.get<uint8_t>() & 1 ? f.seqnos[in.get<uint8_t>() % f.seqnos.size()]
+                                       : in.get<uint64_t>();
+        q.flags = in.get<uint8_t>() == 0xff ? 1 : 0;
+        q.data = in.get<uint8_t>() == 0xff ? 0 : reinterpret_cast<uintptr_t>(scratch.data());
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_QUERY, &q);
+        break;
+      }
+      case 8: {  // GET_PARAM
+        drm_npu_get_param g{};
+        g.param = in.get<uint8_t>() % (DRM_NPU_PARAM_COUNT + 3);
+        g.index = in.get<uint8_t>() % 8;
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_GET_PARAM, &g);
+        break;
+      }
+      case 9: {  // munmap one of the input's mappings
+        if (maps.empty()) break;
+        const size_t k = in.get<uint8_t>() % maps.size();
+        kmd.munmap(maps[k].first, maps[k].second);
+        maps.erase(maps.begin() + static_cast<ptrdiff_t>(k));
+        break;
+      }
+      case 10: {  // an ioctl the driver does not know (a number, direction or size it lacks)
+        const unsigned long request = in.get<uint32_t>();
+        switch (request) {  // the known requests take pointers: fuzzed above, field by field
+          case DRM_IOCTL_NPU_GET_PARAM:
+          case DRM_IOCTL_NPU_QUERY:
+          case DRM_IOCTL_NPU_BO_CREATE:
+          case DRM_IOCTL_NPU_BO_INFO:
+          case DRM_IOCTL_NPU_BO_CLOSE:
+          case DRM_IOCTL_NPU_CTX_CREATE:
+          case DRM_IOCTL_NPU_CTX_DESTROY:
+          case DRM_IOCTL_NPU_SUBMIT:
+          case DRM_IOCTL_NPU_WAIT:
+            break;
+          default:
+            (void)kmd.ioctl(f.fd, request, scratch.data());
+        }
+        break;
+      }
+      case 11: {  // close the file (its jobs aborted, BOs freed) and open a new one
+        kmd.close(f.fd);
+        f = FileState{};
+        f.fd = kmd.open();
+        break;
+      }
+    }
+  }
+  for (auto& [p, len] : maps) kmd.munmap(p, len);
+  for (auto& f : files) kmd.close(f.fd);
+  return 0;
+}
