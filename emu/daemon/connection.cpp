@@ -65,8 +65,10 @@ void Connection::stop() {
 }
 
 bool Connection::describe(npu_daemon_client& out) const {
-  std::shared_lock lk(file_mu_);
-  if (kmd_fd_ < 0) return false;
+  // A connection whose file is being closed (draining its jobs) is left out rather than
+  // waited for: STATUS never stalls behind a client's clean-up.
+  std::shared_lock lk(file_mu_, std::try_to_lock);
+  if (!lk.owns_lock() || kmd_fd_ < 0) return false;
   const emu::Kmd::FileUsage u = kmd_.usage(kmd_fd_);
   out = {};
   out.client_id = id_;
@@ -295,7 +297,12 @@ bool Connection::send(uint16_t type, uint32_t seq,
   std::lock_guard lk(send_mu_);
   if (auto s = wire::send_message(sock_.get(), type, seq, parts, fds); !s) {
     // A client that stopped reading (send timeout) or went away: end the connection.
-    log().warn("client {}: {}; disconnecting", id_, s.error().message);
+    const int err = s.error().code;
+    if (closing_.load() || err == EPIPE || err == ECONNRESET) {
+      log().debug("client {}: went away before its reply: {}", id_, s.error().message);
+    } else {
+      log().warn("client {}: {}; disconnecting", id_, s.error().message);
+    }
     ::shutdown(sock_.get(), SHUT_RDWR);
     return false;
   }

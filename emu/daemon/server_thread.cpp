@@ -16,13 +16,13 @@ Expected<std::unique_ptr<ServerThread>> ServerThread::start(isa::DeviceConfig co
   std::unique_ptr<ServerThread> t(new ServerThread());
   if (socket_path.empty()) {
     const char* tmp = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/npu-daemon-XXXXXX";
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/npu-daemon-XXXXXX";
     std::vector<char> buf(pattern.begin(), pattern.end());
     buf.push_back('\0');
     if (::mkdtemp(buf.data()) == nullptr) {
-      return make_error(errno, fmt::format("daemon: mkdtemp {}: {}", pattern,
-                                           std::strerror(errno)));
+      return make_error(errno,
+                        fmt::format("daemon: mkdtemp {}: {}", pattern, std::strerror(errno)));
     }
     t->temp_dir_ = buf.data();
     socket_path = t->temp_dir_ + "/npu0.sock";

@@ -187,7 +187,8 @@ int UnixKernel::ioctl(int fd, unsigned long request, void* arg) {
   req.request = request;
   req.arg_size = size;
   std::span<const std::byte> extra;
-  uint64_t user_ptr = 0;  // the user pointer field the daemon cannot follow
+  uint64_t user_ptr = 0;   // the user pointer field the daemon cannot follow
+  uint32_t user_size = 0;  // QUERY: the room at user_ptr
   if (request == DRM_IOCTL_NPU_SUBMIT) {
     const auto* s = static_cast<const drm_npu_submit*>(arg);
     user_ptr = s->bos;
@@ -197,6 +198,7 @@ int UnixKernel::ioctl(int fd, unsigned long request, void* arg) {
     }
   } else if (request == DRM_IOCTL_NPU_QUERY) {
     user_ptr = static_cast<const drm_npu_query*>(arg)->data;
+    user_size = static_cast<const drm_npu_query*>(arg)->size;
   }
   req.extra_size = static_cast<uint32_t>(extra.size());
   const std::array parts{wire::bytes_of(req),
@@ -217,7 +219,7 @@ int UnixKernel::ioctl(int fd, unsigned long request, void* arg) {
   } else if (request == DRM_IOCTL_NPU_QUERY) {
     static_cast<drm_npu_query*>(arg)->data = user_ptr;
     if (r.extra_size > 0) {
-      if (user_ptr == 0) return fail(EIO);
+      if (user_ptr == 0 || r.extra_size > user_size) return fail(EIO);
       std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(user_ptr)),
                   p.data() + sizeof(r) + size, r.extra_size);
     }
