@@ -49,7 +49,10 @@ class UnixKernel::Connection {
     const uint32_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard lk(send_mu_);
-      if (broken_.load()) return gone();
+      if (broken_.load()) {
+        std::lock_guard rl(mu_);
+        return gone();
+      }
       if (auto s = wire::send_message(sock_.get(), type, seq, parts); !s) {
         broken_.store(true);
         return make_error(EIO, s.error().message);
@@ -94,6 +97,7 @@ class UnixKernel::Connection {
   void shutdown() { ::shutdown(sock_.get(), SHUT_RDWR); }
 
  private:
+  // Needs mu_ (reason_).
   Error gone() const {
     return make_error(EIO, reason_.empty() ? "the daemon connection is broken" : reason_);
   }
