@@ -1,8 +1,10 @@
 #include "bo.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -11,8 +13,16 @@
 
 namespace npu::emu::kmd {
 
+namespace {
+std::atomic<uint64_t> g_live_bytes{0};
+}  // namespace
+
+uint64_t BoMemory::live_bytes() {
+  return g_live_bytes.load(std::memory_order_relaxed);
+}
+
 Expected<std::shared_ptr<BoMemory>> BoMemory::create(uint64_t size) {
-  const int fd = memfd_create("npu-bo", MFD_CLOEXEC);
+  const int fd = memfd_create("npu-bo", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
     const int err = errno;
     log().warn("bo: memfd_create failed: {}", std::strerror(err));
@@ -25,6 +35,13 @@ Expected<std::shared_ptr<BoMemory>> BoMemory::create(uint64_t size) {
     return make_error(ENOMEM, "bo: ftruncate to " + std::to_string(size) +
                                   " bytes failed: " + std::strerror(err));
   }
+  // A daemon hands this memfd to its client: once sealed, nobody can truncate pages away
+  // under the device (which would be SIGBUS in the driver's process).
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return make_error(ENOMEM, "bo: sealing the memfd failed: " + std::string(std::strerror(err)));
+  }
   // Pages are allocated lazily on first touch; BOs up to kPopulateLimit are pre-faulted in one
   // call (a fault per 4 KiB page dominated the host time of large models).
   const int populate = size <= kPopulateLimit ? MAP_POPULATE : 0;
@@ -35,10 +52,12 @@ Expected<std::shared_ptr<BoMemory>> BoMemory::create(uint64_t size) {
     return make_error(
         ENOMEM, "bo: mmap of " + std::to_string(size) + " bytes failed: " + std::strerror(err));
   }
+  g_live_bytes.fetch_add(size, std::memory_order_relaxed);
   return std::shared_ptr<BoMemory>(new BoMemory(fd, static_cast<std::byte*>(p), size));
 }
 
 BoMemory::~BoMemory() {
+  g_live_bytes.fetch_sub(size_, std::memory_order_relaxed);
   ::munmap(host_, size_);
   ::close(fd_);
 }

@@ -36,8 +36,11 @@ class BoMemory {
 
   std::byte* host() const { return host_; }
   uint64_t size() const { return size_; }
-  /// The memfd, for mapping the pages again (Kmd::mmap, a daemon).
+  /// The memfd, for mapping the pages again (Kmd::mmap, a daemon). Sealed against shrinking
+  /// and growing: whoever maps it cannot change the size under the device.
   int fd() const { return fd_; }
+  /// Bytes of all BoMemory alive in the process.
+  static uint64_t live_bytes();
 
  private:
   BoMemory(int fd, std::byte* host, uint64_t size) : fd_(fd), host_(host), size_(size) {}

@@ -104,6 +104,14 @@ std::vector<std::shared_ptr<Context>> File::close_locked() {
   return out;
 }
 
+File::Usage File::usage_locked() const {
+  Usage u;
+  u.bos = static_cast<uint32_t>(bos_.size());
+  u.contexts = static_cast<uint32_t>(contexts_.size());
+  for (const auto& [handle, bo] : bos_) u.bo_bytes += bo->size;
+  return u;
+}
+
 void File::release_bos_locked() {
   bos_.clear();
   mmap_offsets_.clear();

@@ -55,6 +55,14 @@ class File {
   /// Drops every BO handle and the address space (after the contexts are drained).
   void release_bos_locked();
 
+  struct Usage {
+    uint32_t bos = 0;
+    uint32_t contexts = 0;
+    uint64_t bo_bytes = 0;
+  };
+  /// The BO handles, their bytes and the contexts the file holds.
+  Usage usage_locked() const;
+
   /// Message of the last failed ioctl on this file (for logs and debugging).
   std::string last_error;
 

@@ -3,6 +3,7 @@
 // argument in, call the handler, copy the argument out.
 #include "npu/emu/kmd.h"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -70,7 +71,7 @@ struct Kmd::Impl {
     for (auto& [fd, file] : left) release(*file);
   }
 
-  std::shared_ptr<kmd::File> lookup(int fd) {
+  std::shared_ptr<kmd::File> lookup(int fd) const {
     std::shared_lock lk(files_mu);
     const auto it = files.find(fd);
     return it == files.end() ? nullptr : it->second;
@@ -92,7 +93,7 @@ struct Kmd::Impl {
   }
 
   kmd::Driver drv;
-  std::shared_mutex files_mu;
+  mutable std::shared_mutex files_mu;
   std::unordered_map<int, std::shared_ptr<kmd::File>> files;
 };
 
@@ -170,36 +171,74 @@ int Kmd::ioctl(int fd, unsigned long request, void* arg) {
   return 0;
 }
 
-void* Kmd::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
-  if (file == nullptr) {
-    errno = EBADF;
-    return MAP_FAILED;
-  }
+namespace {
+
+// The memory of the BO of `file` at mmap `offset` if `length` and `flags` fit it (as the
+// kernel's mmap handler checks); nullptr with errno (EINVAL) otherwise.
+std::shared_ptr<kmd::BoMemory> bo_memory_for_map(kmd::File& file, uint64_t offset, size_t length,
+                                                 int flags) {
   std::shared_ptr<kmd::BoMemory> mem;
   {
-    std::lock_guard lk(file->mu);
-    const auto bo = file->find_bo_by_offset_locked(static_cast<uint64_t>(offset));
+    std::lock_guard lk(file.mu);
+    const auto bo = file.find_bo_by_offset_locked(offset);
     if (bo != nullptr && length > 0 && kmd::round_up(length, kmd::kPageSize) <= bo->size) {
       mem = bo->mem;
     }
   }
   if (mem == nullptr) {
-    kmd::log().debug("mmap: no bo at offset {:#x} with {} bytes on fd {}", offset, length, fd);
+    kmd::log().debug("mmap: no bo at offset {:#x} with {} bytes on fd {}", offset, length,
+                     file.fd());
     errno = EINVAL;
-    return MAP_FAILED;
+    return nullptr;
   }
   // The user's mapping must see the device's writes and the other way round.
   const int type = flags & MAP_TYPE;
   if (type != MAP_SHARED && type != MAP_SHARED_VALIDATE) {
     kmd::log().debug("mmap: bo mappings must be MAP_SHARED");
     errno = EINVAL;
+    return nullptr;
+  }
+  return mem;
+}
+
+}  // namespace
+
+void* Kmd::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+  const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
+  if (file == nullptr) {
+    errno = EBADF;
     return MAP_FAILED;
   }
+  const auto mem = bo_memory_for_map(*file, static_cast<uint64_t>(offset), length, flags);
+  if (mem == nullptr) return MAP_FAILED;
   // Pre-fault the pages (one call instead of a fault per 4 KiB page on first touch); very
   // large mappings stay lazy.
   const int populate = length <= kmd::kPopulateLimit ? MAP_POPULATE : 0;
   return ::mmap(addr, length, prot, flags | populate, mem->fd(), 0);
+}
+
+int Kmd::export_bo(int fd, uint64_t offset, size_t length, int flags) {
+  const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
+  if (file == nullptr) return kmd::fail(EBADF);
+  const auto mem = bo_memory_for_map(*file, offset, length, flags);
+  if (mem == nullptr) return -1;
+  return ::fcntl(mem->fd(), F_DUPFD_CLOEXEC, 0);
+}
+
+Kmd::FileUsage Kmd::usage(int fd) const {
+  const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
+  FileUsage u;
+  if (file == nullptr) return u;
+  std::lock_guard lk(file->mu);
+  const kmd::File::Usage f = file->usage_locked();
+  u.bos = f.bos;
+  u.contexts = f.contexts;
+  u.bo_bytes = f.bo_bytes;
+  return u;
+}
+
+uint64_t Kmd::bo_memory_bytes() {
+  return kmd::BoMemory::live_bytes();
 }
 
 int Kmd::munmap(void* addr, size_t length) {

@@ -14,6 +14,7 @@
 #include <mutex>
 
 #include "npu/tracing_kernel.h"
+#include "npu/unix_kernel.h"
 #include "npu_accel.h"
 
 namespace npu {
@@ -28,6 +29,12 @@ struct Registry {
     // "emu" is not built in: the emulator registers it from emu/ (npu/emu/backend.h).
     factories["file"] = [](std::string_view) -> Expected<std::shared_ptr<KernelInterface>> {
       return std::shared_ptr<KernelInterface>(std::make_shared<SystemKernel>());
+    };
+    // "unix:PATH": a device served by npu-daemon (npu/unix_kernel.h).
+    factories["unix"] = [](std::string_view dev) -> Expected<std::shared_ptr<KernelInterface>> {
+      auto k = UnixKernel::create(dev);
+      if (!k) return k.error();
+      return std::shared_ptr<KernelInterface>(std::move(*k));
     };
   }
 };
@@ -89,11 +96,11 @@ Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device) 
                                             dev));
     }
     if (it == r.factories.end()) {
-      return make_error(ENODEV,
-                        fmt::format("open: device '{}': no backend for scheme '{}' (built in: "
-                                    "'/dev/accel/accelN'; with npu::emu linked: "
-                                    "'emu:[config.json]')",
-                                    dev, scheme));
+      return make_error(
+          ENODEV, fmt::format("open: device '{}': no backend for scheme '{}' (built in: "
+                              "'/dev/accel/accelN', 'unix:/path/npu.sock'; with npu::emu linked: "
+                              "'emu:[config.json]')",
+                              dev, scheme));
     }
     factory = it->second;
   }

@@ -1,12 +1,49 @@
 // The backends the conformance suite runs against, and the shared fixture.
 #include <cstring>
+#include <stdexcept>
 
 #include "cts.h"
+#include "npu/daemon/server_thread.h"
 #include "npu/emu/emulator_kernel.h"
 #include "npu/testing/mock_kernel.h"
 #include "npu/tracing_kernel.h"
+#include "npu/unix_kernel.h"
 
 namespace npu::cts {
+
+namespace {
+
+// The "unix:" backend against a daemon of its own: a Server on a thread of this process (a
+// fresh device per test, as the other backends), reached through libnpu's UnixKernel over a
+// real socket, with BO memory shared by memfd.
+class DaemonKernel final : public KernelInterface {
+ public:
+  explicit DaemonKernel(const isa::DeviceConfig& cfg) {
+    auto s = daemon::ServerThread::start(cfg);
+    if (!s) throw std::runtime_error(s.error().message);
+    server_ = std::move(*s);
+    client_ = std::make_shared<UnixKernel>(server_->socket_path());
+  }
+  ~DaemonKernel() override {
+    client_.reset();  // closes the connections left open before the server goes
+    server_.reset();
+  }
+  int open(std::string_view path) override { return client_->open(path); }
+  int close(int fd) override { return client_->close(fd); }
+  int ioctl(int fd, unsigned long request, void* arg) override {
+    return client_->ioctl(fd, request, arg);
+  }
+  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override {
+    return client_->mmap(addr, length, prot, flags, fd, offset);
+  }
+  int munmap(void* addr, size_t length) override { return client_->munmap(addr, length); }
+
+ private:
+  std::unique_ptr<daemon::ServerThread> server_;
+  std::shared_ptr<UnixKernel> client_;
+};
+
+}  // namespace
 
 isa::DeviceConfig cts_config() {
   isa::DeviceConfig cfg;
@@ -33,6 +70,12 @@ const std::vector<Backend>& backends() {
        [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
          return std::make_shared<TracingKernel>(std::make_shared<emu::EmulatorKernel>(cfg),
                                                 [](std::string_view) {});
+       },
+       {}},
+      // A daemon over a UNIX socket (npu-daemon's server on a thread, libnpu's "unix:").
+      {"daemon",
+       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+         return std::make_shared<DaemonKernel>(cfg);
        },
        {}},
   };

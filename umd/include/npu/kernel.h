@@ -54,7 +54,8 @@ using KernelFactory =
     std::function<Expected<std::shared_ptr<KernelInterface>>(std::string_view device)>;
 
 /// Registers the factory of a device-string scheme ("emu", "daemon", ...). EEXIST when the
-/// scheme is taken. Built in: "file" (SystemKernel; also any path starting with '/'). The
+/// scheme is taken. Built in: "file" (SystemKernel; also any path starting with '/') and
+/// "unix" (UnixKernel: a device served by npu-daemon, npu/unix_kernel.h). The
 /// emulator registers "emu" itself (npu::emu::register_backend, linked with npu::emu).
 Expected<void> register_kernel_backend(std::string scheme, KernelFactory factory);
 

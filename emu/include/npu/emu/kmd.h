@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "npu/isa/device_config.h"
@@ -35,6 +36,24 @@ class Kmd {
   void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset);
   /// Unmaps a mapping returned by mmap().
   int munmap(void* addr, size_t length);
+
+  /// The memfd behind the BO of `fd` at mmap `offset`, checked as mmap() checks (length within
+  /// the BO, `flags` MAP_SHARED): a new descriptor the caller owns (a daemon passes it to its
+  /// client, which maps the same pages), or -1 with errno. The memfd is sealed against
+  /// shrinking and growing, so a client cannot pull pages from under the device.
+  int export_bo(int fd, uint64_t offset, size_t length, int flags);
+
+  /// What one open file holds.
+  struct FileUsage {
+    uint32_t bos = 0;
+    uint32_t contexts = 0;
+    uint64_t bo_bytes = 0;
+  };
+  /// The usage of `fd`; all zero for an unknown fd.
+  FileUsage usage(int fd) const;
+  /// Bytes of BO memory alive in this process (every Kmd's files and jobs; a BO closed while a
+  /// job uses it counts until the job retires).
+  static uint64_t bo_memory_bytes();
 
   const isa::DeviceConfig& config() const;
 

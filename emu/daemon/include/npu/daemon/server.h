@@ -1,0 +1,82 @@
+// Server: npu-daemon's core. It owns one emulated device (emu::Kmd, the mock kernel driver and
+// its threaded device model) and serves it to many processes over a UNIX socket
+// (uapi/npu_daemon.h, docs/daemon.md).
+//
+// Semantics: every accepted connection that completes the HELLO handshake becomes one open
+// file of the driver, so the ioctl table, validation and errno contract are the driver's own,
+// and handles, contexts and address spaces are per connection. BO memory is shared with the
+// client by passing the BO's memfd (SCM_RIGHTS); buffer bytes never cross the socket. When a
+// connection ends (close, crash, SIGKILL of the client, or a protocol error, which is logged
+// and ends that connection only) its file is closed: queued jobs aborted, the running one
+// drained, BOs and contexts freed. Messages are bounded (NPU_DAEMON_MAX_PAYLOAD); a client
+// that stops reading its replies is dropped after a send timeout.
+// Threading: run() accepts on the calling thread; each connection has a reader thread that
+// answers requests in order, and WAITs that would block go to per-connection waiter threads,
+// so a blocked WAIT holds up neither its own connection nor anyone else's. stop() may be
+// called from any thread or a signal handler.
+// Lifetime: the destructor stops run() if needed, ends every connection (closing their
+// files), joins every thread and removes the socket file.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "npu/daemon_wire.h"
+#include "npu/expected.h"
+#include "npu/isa/device_config.h"
+#include "npu_daemon.h"
+
+namespace npu::emu {
+class Kmd;
+}
+
+namespace npu::daemon {
+
+class Connection;
+
+class Server {
+ public:
+  /// Listens at `socket_path` (listen_unix(): stale sockets replaced, EADDRINUSE when a
+  /// daemon answers there) and builds the device from `config`.
+  static Expected<std::unique_ptr<Server>> create(std::string socket_path,
+                                                  isa::DeviceConfig config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  /// Accepts and serves connections until stop(). Returns once every connection has ended.
+  void run();
+  /// Makes run() return. Async-signal-safe (an atomic store and a write(2)).
+  void stop();
+
+  const std::string& socket_path() const { return path_; }
+  emu::Kmd& kmd() { return *kmd_; }
+
+  /// The STATUS reply: the clients past HELLO and the BO memory alive.
+  std::vector<std::byte> status_payload();
+
+ private:
+  Server(std::string path, wire::UniqueFd listener, wire::UniqueFd wake,
+         std::unique_ptr<emu::Kmd> kmd);
+  friend class Connection;
+  /// Called by a connection's thread as it ends: run() joins it.
+  void connection_done();
+  void accept_one();
+  void reap(bool all);
+
+  std::string path_;
+  wire::UniqueFd listener_;
+  wire::UniqueFd wake_;  // eventfd: stop() and finished connections wake run()
+  std::unique_ptr<emu::Kmd> kmd_;
+  std::atomic<bool> stop_{false};
+  std::atomic<uint32_t> next_client_{1};
+  std::atomic<uint64_t> served_{0};
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Connection>> conns_;
+};
+
+}  // namespace npu::daemon

@@ -1,0 +1,47 @@
+// ServerThread: a Server on a thread, in a private temporary directory when asked.
+#include "npu/daemon/server_thread.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace npu::daemon {
+
+Expected<std::unique_ptr<ServerThread>> ServerThread::start(isa::DeviceConfig config,
+                                                            std::string socket_path) {
+  std::unique_ptr<ServerThread> t(new ServerThread());
+  if (socket_path.empty()) {
+    const char* tmp = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/npu-daemon-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) == nullptr) {
+      return make_error(errno,
+                        fmt::format("daemon: mkdtemp {}: {}", pattern, std::strerror(errno)));
+    }
+    t->temp_dir_ = buf.data();
+    socket_path = t->temp_dir_ + "/npu0.sock";
+  }
+  auto server = Server::create(std::move(socket_path), std::move(config));
+  if (!server) {
+    if (!t->temp_dir_.empty()) ::rmdir(t->temp_dir_.c_str());
+    return server.error();
+  }
+  t->server_ = std::move(*server);
+  t->thread_ = std::thread([s = t->server_.get()] { s->run(); });
+  return t;
+}
+
+ServerThread::~ServerThread() {
+  server_->stop();
+  thread_.join();
+  server_.reset();  // removes the socket
+  if (!temp_dir_.empty()) ::rmdir(temp_dir_.c_str());
+}
+
+}  // namespace npu::daemon

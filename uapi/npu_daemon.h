@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_daemon.h - the wire protocol between npu-daemon and its clients (libnpu's "unix:"
+ * backend), documented in docs/daemon.md.
+ *
+ * A client connects to the daemon's UNIX stream socket; one connection is one open file of the
+ * daemon's mock kernel driver. Every message is a fixed 16-byte header followed by `length`
+ * payload bytes; all fields are little-endian (the protocol only runs between processes of one
+ * host). The client sends HELLO first; the daemon answers HELLO with the version it speaks or
+ * ERROR and closes. Then the client sends requests (IOCTL, MAP, STATUS) and the daemon answers
+ * each with one reply carrying the request's `seq`; replies may come out of order (a WAIT is
+ * answered when its job retires, while later requests are served).
+ *
+ * IOCTL carries the ioctl request number and the bytes of its argument struct (_IOC_SIZE of
+ * the request); u64 user pointers inside the struct mean nothing in the daemon, so the bytes
+ * they point at travel after the struct ("extra": SUBMIT's drm_npu_bo_ref array in the
+ * request, QUERY's data in the reply). MAP asks for the memfd behind a BO's mmap offset; the
+ * reply carries it as SCM_RIGHTS ancillary data, so the client maps the same pages as the
+ * device: buffer contents never cross the socket.
+ */
+#ifndef NPU_DAEMON_H
+#define NPU_DAEMON_H
+
+#include <linux/types.h>
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+#define NPU_DAEMON_MAGIC 0x4455504eu /* the bytes "NPUD" read as a little-endian u32 */
+#define NPU_DAEMON_VERSION 1u        /* the only version so far */
+
+/* Largest payload of any message, both directions; longer messages are a protocol error. */
+#define NPU_DAEMON_MAX_PAYLOAD (1u << 20)
+/* Largest ioctl argument struct (every drm_npu_* struct is smaller). */
+#define NPU_DAEMON_MAX_ARG 128u
+
+/* Message types (npu_daemon_header.type). Replies are the request's type | REPLY. */
+#define NPU_DAEMON_HELLO 1u  /* struct npu_daemon_hello -> struct npu_daemon_hello_reply */
+#define NPU_DAEMON_IOCTL 2u  /* struct npu_daemon_ioctl + arg + extra -> npu_daemon_ioctl_reply */
+#define NPU_DAEMON_MAP 3u    /* struct npu_daemon_map -> struct npu_daemon_map_reply + 1 fd */
+#define NPU_DAEMON_STATUS 4u /* empty -> npu_daemon_status + npu_daemon_client[num_clients] */
+#define NPU_DAEMON_REPLY 0x8000u
+#define NPU_DAEMON_ERROR 0xffffu /* struct npu_daemon_error: the daemon closes after it */
+
+struct npu_daemon_header {
+  __u32 magic;   /* NPU_DAEMON_MAGIC */
+  __u16 version; /* NPU_DAEMON_VERSION (HELLO: the highest the client speaks) */
+  __u16 type;    /* NPU_DAEMON_* */
+  __u32 length;  /* payload bytes after this header, <= NPU_DAEMON_MAX_PAYLOAD */
+  __u32 seq;     /* chosen by the client, echoed in the reply */
+};
+
+struct npu_daemon_hello {
+  __u32 min_version; /* the client speaks [min_version, header.version] */
+  __u32 pid;         /* the client's pid, for logs and STATUS (not trusted for anything) */
+};
+
+struct npu_daemon_hello_reply {
+  __u32 version;     /* the version both sides use from now on */
+  __u32 client_id;   /* the daemon's number for this connection (logs, STATUS) */
+  __u32 api_version; /* DRM_NPU_API_VERSION_MAJOR << 16 | MINOR of the daemon's driver */
+  __u32 pad;
+};
+
+struct npu_daemon_ioctl {
+  __u64 request;    /* DRM_IOCTL_NPU_* */
+  __u32 arg_size;   /* == _IOC_SIZE(request), <= NPU_DAEMON_MAX_ARG */
+  __u32 extra_size; /* SUBMIT: bo_count * sizeof(struct drm_npu_bo_ref) or 0; else 0 */
+  /* followed by arg_size bytes of the argument, then extra_size bytes */
+};
+
+struct npu_daemon_ioctl_reply {
+  __s32 ret;        /* 0 or -1, as ioctl(2) */
+  __u32 err;        /* errno when ret is -1 */
+  __u32 arg_size;   /* the argument struct as the driver left it (copied out on error too) */
+  __u32 extra_size; /* QUERY: the bytes the driver wrote at @data; else 0 */
+  /* followed by arg_size bytes, then extra_size bytes */
+};
+
+struct npu_daemon_map {
+  __u64 offset; /* mmap offset from BO_INFO */
+  __u64 length; /* bytes the client maps (at most the BO's size) */
+  __u32 flags;  /* the client's mmap flags: must be MAP_SHARED or MAP_SHARED_VALIDATE */
+  __u32 pad;
+};
+
+struct npu_daemon_map_reply {
+  __s32 ret; /* 0: one fd (the BO's memfd, sealed against resizing) is attached; -1: none */
+  __u32 err; /* errno when ret is -1 */
+};
+
+struct npu_daemon_client {
+  __u32 client_id;
+  __u32 pid;      /* as the client's HELLO said */
+  __u32 bos;      /* BO handles the connection holds */
+  __u32 contexts; /* contexts the connection holds */
+  __u64 bo_bytes; /* bytes of those BOs */
+};
+
+struct npu_daemon_status {
+  __u32 num_clients;    /* entries that follow (connections past HELLO) */
+  __u32 pad;
+  __u64 clients_served; /* connections accepted since the daemon started */
+  __u64 bo_memory;      /* bytes of BO memory alive in the daemon (all clients, and jobs) */
+  /* followed by struct npu_daemon_client[num_clients] */
+};
+
+struct npu_daemon_error {
+  __u32 err;       /* errno-style code: EPROTO, EPROTONOSUPPORT, EMSGSIZE, ... */
+  char message[124]; /* NUL-terminated */
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* NPU_DAEMON_H */

@@ -1,0 +1,73 @@
+// UnixKernel: the kernel seam over a UNIX socket to npu-daemon — the backend of "unix:PATH"
+// device strings (built into libnpu, registered next to "file"; the emulator is not linked).
+//
+// Semantics: open() connects to the daemon's socket and shakes hands (uapi/npu_daemon.h,
+// docs/daemon.md); the returned descriptor is the connected socket and stands for one open
+// file of the daemon's driver: its BO handles, contexts and address space belong to this
+// connection alone, and closing it (or the process dying) frees them in the daemon. ioctl()
+// sends the argument struct (and the bytes behind its user pointers: SUBMIT's BO list, QUERY's
+// data) and copies the daemon's answer back, so results and errno are the driver's own.
+// mmap() asks the daemon for the BO's memfd and maps it: the client and the device share the
+// pages, no buffer contents travel over the socket. A daemon that goes away makes every call
+// fail with EIO (mmap with MAP_FAILED/EIO).
+//
+// Threading: every call may come from any thread; calls on one descriptor from several threads
+// are in flight together (a WAIT does not hold up a SUBMIT on the same descriptor): replies are
+// matched to callers by sequence number.
+// Lifetime: a UnixKernel holds its connections; destroying it closes those left open.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "npu/expected.h"
+#include "npu/kernel.h"
+#include "npu_daemon.h"
+
+namespace npu {
+
+/// What STATUS reports: the daemon's clients and the BO memory alive in it.
+struct DaemonStatus {
+  npu_daemon_status summary{};
+  std::vector<npu_daemon_client> clients;
+};
+
+class UnixKernel final : public KernelInterface {
+ public:
+  explicit UnixKernel(std::string socket_path);
+  ~UnixKernel() override;
+  UnixKernel(const UnixKernel&) = delete;
+  UnixKernel& operator=(const UnixKernel&) = delete;
+
+  /// Parses "unix:PATH" (EINVAL for another scheme or an empty path).
+  static Expected<std::shared_ptr<UnixKernel>> create(std::string_view device);
+
+  /// Connects to the socket (the `path` argument is ignored: the socket is the device).
+  int open(std::string_view path) override;
+  int close(int fd) override;
+  int ioctl(int fd, unsigned long request, void* arg) override;
+  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override;
+  int munmap(void* addr, size_t length) override;
+
+  /// The daemon's STATUS over the connection `fd` (from open()).
+  Expected<DaemonStatus> status(int fd);
+  /// The daemon's id for connection `fd` (from its HELLO reply); 0 for an unknown fd.
+  uint32_t client_id(int fd);
+
+  const std::string& socket_path() const { return path_; }
+
+ private:
+  class Connection;
+  std::shared_ptr<Connection> find(int fd);
+
+  std::string path_;
+  std::shared_mutex mu_;
+  std::unordered_map<int, std::shared_ptr<Connection>> conns_;
+};
+
+}  // namespace npu
