@@ -10,10 +10,6 @@ namespace npu::emu::kern {
 /// True once the flag installed for this thread by a CancelScope is set.
 bool cancelled();
 
-/// The flag installed for this thread (nullptr: none), to hand to another thread that works
-/// on the same command (parallel.h).
-const std::atomic<bool>* cancel_flag();
-
 /// Installs a cancel flag for the calling thread for one command.
 class CancelScope {
  public:

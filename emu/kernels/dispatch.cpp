@@ -16,10 +16,6 @@ bool cancelled() {
   return tl_cancel != nullptr && tl_cancel->load(std::memory_order_relaxed);
 }
 
-const std::atomic<bool>* cancel_flag() {
-  return tl_cancel;
-}
-
 CancelScope::CancelScope(const std::atomic<bool>* flag) : previous_(tl_cancel) {
   tl_cancel = flag;
 }

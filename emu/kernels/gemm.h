@@ -3,8 +3,7 @@
 // `nr` columns; A is produced block by block (MB rows) by a caller-supplied fill function
 // (im2col, or a row copy), and each finished block of C goes to a caller-supplied epilogue.
 // The inner tile kernels are chosen once at run time by CPU features (AVX-512 / AVX2 /
-// portable); see gemm_f32.cpp and gemm_q8.cpp. With `split`, the blocks of rows are shared
-// with the device's worker thread (parallel.h); each block is computed the same either way.
+// portable); see gemm_f32.cpp and gemm_q8.cpp.
 //
 // Quantized GEMM works in a fixed domain: A as uint8 (int8 inputs are offset by +128), B as
 // int8 (uint8 weights are offset by -128), zero points moved along, so that the exact
@@ -14,7 +13,6 @@
 #pragma once
 
 #include "cancel.h"
-#include "parallel.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -67,38 +65,28 @@ inline constexpr size_t kGemmKC = 384;  // K chunk kept hot in cache (fp32)
 
 /// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A;
 /// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
-/// `split`: fill and epi may run concurrently for different blocks (no aliasing between the
-/// rows they read and write), and the GEMM is large enough to share (see worth_splitting).
 template <class Fill, class Epi>
-void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split = false) {
+void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi) {
   const F32Kernel& kr = b.kernel();
   const size_t k = b.k();
   const size_t ldc = b.panels() * kr.nr;
   const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
-  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
-  parallel_for2(blocks, split, [&](size_t first, size_t last) {
-    std::vector<float> a(mb * k);
-    std::vector<float> c(mb * ldc);
-    for (size_t m0 = first * mb; m0 < std::min(m, last * mb) && !cancelled(); m0 += mb) {
-      const size_t rows = std::min(mb, m - m0);
-      const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-      fill(m0, rows, a.data(), k);
-      if (rows_pad > rows) std::fill(a.begin() + rows * k, a.begin() + rows_pad * k, 0.0f);
-      if (k == 0) std::fill(c.begin(), c.end(), 0.0f);
-      for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
-        const size_t kc = std::min(kGemmKC, k - k0);
-        for (size_t p = 0; p < b.panels(); ++p)
-          kr.block(a.data() + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.data() + p * kr.nr,
-                   ldc, k0 != 0);
-      }
-      epi(m0, rows, static_cast<const float*>(c.data()), ldc);
+  std::vector<float> a(mb * k);
+  std::vector<float> c(mb * ldc);
+  for (size_t m0 = 0; m0 < m && !cancelled(); m0 += mb) {
+    const size_t rows = std::min(mb, m - m0);
+    const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+    fill(m0, rows, a.data(), k);
+    if (rows_pad > rows) std::fill(a.begin() + rows * k, a.begin() + rows_pad * k, 0.0f);
+    if (k == 0) std::fill(c.begin(), c.end(), 0.0f);
+    for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
+      const size_t kc = std::min(kGemmKC, k - k0);
+      for (size_t p = 0; p < b.panels(); ++p)
+        kr.block(a.data() + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.data() + p * kr.nr, ldc,
+                 k0 != 0);
     }
-  });
-}
-
-/// Whether an m x n x k GEMM is large enough for parallel_for2.
-inline bool worth_splitting(size_t m, size_t n, size_t k) {
-  return static_cast<uint64_t>(m) * n * k >= kParallelMacs;
+    epi(m0, rows, static_cast<const float*>(c.data()), ldc);
+  }
 }
 
 // ----------------------------------------------------------------------------------- int8
@@ -146,54 +134,50 @@ class PackedQ8 {
 /// sum((a - a_zp) * (b - b_zp[n])) of rows x n outputs. Needs |a_zp| <= 2^8, |b_zp| <= 2^24,
 /// k <= 2^28 (then every int64 term is below 2^61).
 template <class Fill, class Epi>
-void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi,
-             bool split = false) {
+void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi) {
   const Q8Kernel& kr = b.kernel();
   const size_t k = b.k(), kp = b.kp(), n = b.n();
   const size_t ldc = b.panels() * kr.nr;
   const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
-  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
-  parallel_for2(blocks, split, [&](size_t first, size_t last) {
-    std::vector<uint8_t> a(mb * kp);
-    std::vector<int32_t> c(mb * ldc);
-    std::vector<int64_t> acc(mb * n);
-    std::vector<int64_t> rowsum(mb);
-    const int64_t azp = a_zp;
-    const int64_t kk = static_cast<int64_t>(k);
-    for (size_t m0 = first * mb; m0 < std::min(m, last * mb) && !cancelled(); m0 += mb) {
-      const size_t rows = std::min(mb, m - m0);
-      const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-      fill(m0, rows, a.data(), kp);
-      for (size_t r = 0; r < rows; ++r) {
-        uint8_t* row = a.data() + r * kp;
-        std::fill(row + k, row + kp, uint8_t{0});
-        int64_t s = 0;
-        for (size_t i = 0; i < k; ++i) s += row[i];
-        rowsum[r] = s;
-      }
-      if (rows_pad > rows) std::fill(a.begin() + rows * kp, a.begin() + rows_pad * kp, uint8_t{0});
-      std::fill(acc.begin(), acc.begin() + rows * n, int64_t{0});
-      for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
-        const size_t kc = std::min(kQ8MaxKC, kp - k0);
-        for (size_t p = 0; p < b.panels(); ++p)
-          kr.block(a.data(), kp, rows_pad, b.panel(p), k0, kc, c.data() + p * kr.nr, ldc);
-        for (size_t r = 0; r < rows; ++r) {
-          const int32_t* cr = c.data() + r * ldc;
-          int64_t* ar = acc.data() + r * n;
-          for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
-        }
-      }
-      for (size_t r = 0; r < rows; ++r) {
-        int64_t* ar = acc.data() + r * n;
-        const int64_t rs = rowsum[r];
-        for (size_t j = 0; j < n; ++j) {
-          const int64_t bz = b.zp(j);
-          ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
-        }
-      }
-      epi(m0, rows, static_cast<const int64_t*>(acc.data()), n);
+  std::vector<uint8_t> a(mb * kp);
+  std::vector<int32_t> c(mb * ldc);
+  std::vector<int64_t> acc(mb * n);
+  std::vector<int64_t> rowsum(mb);
+  const int64_t azp = a_zp;
+  const int64_t kk = static_cast<int64_t>(k);
+  for (size_t m0 = 0; m0 < m && !cancelled(); m0 += mb) {
+    const size_t rows = std::min(mb, m - m0);
+    const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+    fill(m0, rows, a.data(), kp);
+    for (size_t r = 0; r < rows; ++r) {
+      uint8_t* row = a.data() + r * kp;
+      std::fill(row + k, row + kp, uint8_t{0});
+      int64_t s = 0;
+      for (size_t i = 0; i < k; ++i) s += row[i];
+      rowsum[r] = s;
     }
-  });
+    if (rows_pad > rows) std::fill(a.begin() + rows * kp, a.begin() + rows_pad * kp, uint8_t{0});
+    std::fill(acc.begin(), acc.begin() + rows * n, int64_t{0});
+    for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
+      const size_t kc = std::min(kQ8MaxKC, kp - k0);
+      for (size_t p = 0; p < b.panels(); ++p)
+        kr.block(a.data(), kp, rows_pad, b.panel(p), k0, kc, c.data() + p * kr.nr, ldc);
+      for (size_t r = 0; r < rows; ++r) {
+        const int32_t* cr = c.data() + r * ldc;
+        int64_t* ar = acc.data() + r * n;
+        for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
+      }
+    }
+    for (size_t r = 0; r < rows; ++r) {
+      int64_t* ar = acc.data() + r * n;
+      const int64_t rs = rowsum[r];
+      for (size_t j = 0; j < n; ++j) {
+        const int64_t bz = b.zp(j);
+        ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
+      }
+    }
+    epi(m0, rows, static_cast<const int64_t*>(acc.data()), n);
+  }
 }
 
 }  // namespace npu::emu::kern

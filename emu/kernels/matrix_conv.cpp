@@ -27,15 +27,6 @@ struct Geo {
   }
 };
 
-/// Whether one group's GEMM may be shared with the worker (parallel.h): large enough, and the
-/// output does not overlap the input (an in-place convolution keeps its serial order).
-bool splittable(const npu_cmd_conv2d& c, const Geo& g, size_t in_esize, size_t out_esize) {
-  const auto in_bytes = static_cast<uint64_t>(g.ih * g.iw * g.ic) * in_esize;
-  const auto out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * out_esize;
-  return worth_splitting(g.m(), static_cast<size_t>(g.cout_g), g.k()) &&
-         !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes);
-}
-
 Geo geometry(const npu_cmd_conv2d& c) {
   Geo g{};
   g.ih = c.in_h, g.iw = c.in_w, g.ic = c.in_c;
@@ -144,14 +135,11 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
         }
       }
     };
-    gemm_f32(
-        packed, g.m(), fill,
-        [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
-          for (size_t r = 0; r < rows; ++r)
-            store_f32_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * 4, acc + r * ldc, gbias, lo,
-                          hi, static_cast<size_t>(g.cout_g));
-        },
-        splittable(c, g, 4, 4));
+    gemm_f32(packed, g.m(), fill, [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+      for (size_t r = 0; r < rows; ++r)
+        store_f32_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * 4, acc + r * ldc, gbias, lo, hi,
+                      static_cast<size_t>(g.cout_g));
+    });
   }
 }
 
@@ -293,14 +281,12 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
           },
           [apad](uint8_t* d, size_t n) { std::memset(d, apad, n); });
     };
-    gemm_q8(
-        packed, g.m(), static_cast<int32_t>(azp), fill,
-        [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
-          for (size_t r = 0; r < rows; ++r)
-            qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
-                         acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
-        },
-        splittable(c, g, 1, out_esize));
+    gemm_q8(packed, g.m(), static_cast<int32_t>(azp), fill,
+            [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
+              for (size_t r = 0; r < rows; ++r)
+                qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
+                             acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
+            });
   }
 }
 

@@ -50,9 +50,7 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
         [&](size_t m0, size_t r, const float* acc, size_t ldc) {
           for (size_t i = 0; i < r; ++i)
             store_f32_row(out + (m0 + i) * n * 4, acc + i * ldc, bp, c.fclamp_min, c.fclamp_max, n);
-        },
-        worth_splitting(m, n, k) && !ranges_overlap(reinterpret_cast<uintptr_t>(a), m * k * 4,
-                                                    reinterpret_cast<uintptr_t>(out), m * n * 4));
+        });
   }
 }
 
@@ -123,9 +121,7 @@ void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
         [&](size_t m0, size_t r, const int64_t* acc, size_t ldacc) {
           for (size_t i = 0; i < r; ++i)
             qo.store_row(out + (m0 + i) * n * oes, acc + i * ldacc, q.data(), n);
-        },
-        worth_splitting(m, n, k) && !ranges_overlap(reinterpret_cast<uintptr_t>(a), m * k,
-                                                    reinterpret_cast<uintptr_t>(out), m * n * oes));
+        });
   }
 }
 

@@ -97,7 +97,6 @@ const ConvCase kConvCases[] = {
     {5, 6, 3, 3, 5, 5, 3, 1, 1, 1, 1, 4, 4, 4, 4},       // depthwise, pads > input
     {14, 14, 64, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // several blocks and panels
     {4, 4, 3, 5, 4, 4, 1, 1, 1, 1, 1, 0, 0, 0, 0},       // 1x1 output
-    {30, 30, 32, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // 10M MACs: split (parallel.h)
 };
 
 struct ConvSetup {
@@ -293,7 +292,6 @@ const MatmulCase kMatmulCases[] = {
     {5, 7, 9, 3, 5 * 7, 0, 5 * 9, true},                                 // B broadcast
     {5, 7, 9, 3, 0, 7 * 9, 5 * 9, false},                                // A broadcast
     {100, 130, 37, 2, 100 * 130 + 3, 130 * 37 + 1, 100 * 37 + 2, true},  // gaps
-    {300, 128, 64, 1, 0, 0, 0, false},  // 2.5M MACs: split (parallel.h)
 };
 
 struct MmSetup {
