@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps deps-realmodels build demo selftest conformance realmodels test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-vs-pytorch format clean
 
 all: build
 
@@ -91,6 +91,12 @@ bench: deps
 	cmake --build build-bench -j $(JOBS) --target bench_kernels bench_submit
 	./build-bench/bench/bench_kernels
 	NPU_LOG_LEVEL=off ./build-bench/bench/bench_submit
+
+# Ours vs PyTorch CPU on the torchvision models, one run (docs/performance.md; not part of
+# `make test`). MODELS=resnet18,mobilenet_v2 limits it; REPEAT=N timed inferences per model.
+bench-vs-pytorch: deps-realmodels build
+	/usr/bin/python3 bench/vs_pytorch.py --build $(BUILD) \
+	    $(if $(MODELS),--models $(MODELS)) $(if $(REPEAT),--repeat $(REPEAT))
 
 format:
 	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i

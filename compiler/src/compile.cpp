@@ -12,6 +12,7 @@
 #include "lower/lower.h"
 #include "npu/compiler/quantize.h"
 #include "npu/compiler/tvm_import.h"
+#include "npu/elide.h"
 #include "npu/exception_boundary.h"
 
 namespace npu::compiler {
@@ -262,14 +263,14 @@ std::string format_layer_report(const format::Package& package) {
   uint64_t macs = 0, bytes = 0, cycles = 0, compute = 0, host = 0;
   for (const auto& s : package.metadata.segments) {
     if (s.kind == format::SegmentKind::kHost) {
-      out += fmt::format("{:<28} {:<12} {:<7}\n", s.name.substr(0, 28), s.op_type, "host");
+      out += fmt::format("{} {:<12} {:<7}\n", elide_cell(s.name, 28), s.op_type, "host");
       ++host;
       continue;
     }
     for (const auto& l : s.layers) {
       const double util = l.cycles ? 100.0 * double(l.compute_cycles) / double(l.cycles) : 0.0;
-      out += fmt::format("{:<28} {:<12} {:<7} {:>6} {:>12} {:>11} {:>11} {:>5.1f}%\n",
-                         l.name.substr(0, 28), l.op, l.engine, l.tiles, l.macs, l.bytes, l.cycles,
+      out += fmt::format("{} {:<12} {:<7} {:>6} {:>12} {:>11} {:>11} {:>5.1f}%\n",
+                         elide_cell(l.name, 28), l.op, l.engine, l.tiles, l.macs, l.bytes, l.cycles,
                          util);
       macs += l.macs;
       bytes += l.bytes;

@@ -1,4 +1,4 @@
-// Device: a command-processor thread and one thread per engine.
+// Device: a command processor (on run()'s thread) and one thread per engine.
 //
 // Virtual time (docs/timing.md). The CP charges cfg.cp_cycles_per_cmd per command and stamps
 // each dispatched command with its dispatch time. An engine starts a command at
@@ -15,17 +15,29 @@
 // join of every drained engine); each data command is logged with its clock and operand
 // regions, and the hazards are found after the job; data commands take turns (data_mu), so a
 // racy buffer races on no host memory. None of this touches virtual time.
+//
+// Host threading (issue 9). The command processor runs on the thread that calls run() (the
+// kernel driver's runner), so a job costs no hand-off to a CP thread and back. Each engine has
+// a single-producer/single-consumer ring (the CP pushes, the engine pops) with no lock: an
+// idle engine spins briefly (spin_wait.h) and then parks on the ring's tail counter; the CP
+// wakes it only if it parked. An engine publishes each finished command by storing its
+// `finished` count (release) after its end cycle, and bumps one device-wide `progress` word;
+// the CP waits for a queue slot, a FENCE or the end of the job by polling those counters and
+// parks on `progress` only when they do not move for a while. reset() raises the abort flag
+// and bumps `progress`, so a waiting CP sees it.
 #include "npu/emu/device.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <chrono>
-#include <deque>
 #include <thread>
 
 #include "job_state.h"
 #include "npu/emu/kernels.h"
+#include "npu/emu/spin_wait.h"
 #include "npu/isa/opcodes.h"
 #include "npu/isa/regions.h"
 #include "npu/isa/timing.h"
@@ -69,12 +81,16 @@ struct EngineStats {
 struct Engine {
   uint32_t id = 0;
   std::thread thread;
-  std::condition_variable cv;  // queue not empty
-  std::deque<QueueItem> queue;
-  // Per-job progress, guarded by Impl::mu.
-  uint64_t finished = 0;
+  // The command ring: the CP writes ring[tail & mask] and then stores tail + 1 (release); the
+  // engine reads items up to tail (acquire). A power of two above queue_depth + 1: the CP
+  // never has more than queue_depth commands outstanding, plus the end-of-job marker.
+  std::vector<QueueItem> ring;
+  uint32_t mask = 0;
+  alignas(64) std::atomic<uint32_t> tail{0};
+  // Per-job progress: end_times[k] is written before finished is stored as k + 1 (release).
+  alignas(64) std::atomic<uint32_t> finished{0};
+  std::atomic<bool> done{false};
   std::vector<uint64_t> end_times;  // end cycle of each finished command, engine order
-  bool done = false;
   // Engine thread only.
   uint64_t clock = 0;
   EngineStats stats;
@@ -95,17 +111,16 @@ struct Device::Impl {
 
   std::mutex run_mu;  // serialises run()
 
-  std::mutex mu;                    // guards everything below and Engine's per-job progress
-  std::condition_variable cp_cv;    // engine progress, job hand-off
-  std::condition_variable done_cv;  // job finished
+  std::mutex mu;         // guards `running` (run() against reset())
+  bool running = false;  // a job is between the start and the end of run_job()
+  // Bumped (and notified) whenever an engine finishes a command or the end-of-job marker, and
+  // by reset(): the word the CP parks on.
+  alignas(64) std::atomic<uint32_t> progress{0};
   Engine engines[NPU_NUM_ENGINES];
-  std::thread cp_thread;
-  bool shutdown = false;
-  bool running = false;  // a job is between hand-off and completion
+  // Set by run() before the CP dispatches (the ring's release/acquire publishes them).
   const isa::Program* program = nullptr;
   const Mmu* mmu = nullptr;
   JobResult result;
-  bool result_ready = false;
   // The synchronization checker: on for this job; the CP's clock (changed only at a FENCE,
   // while every engine is drained) and its FENCE count.
   bool racecheck = false;
@@ -116,44 +131,54 @@ struct Device::Impl {
   uint32_t epoch = 0;
 
   void start() {
+    const uint32_t capacity = std::bit_ceil(std::max<uint32_t>(1, cfg.queue_depth) + 2);
     for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
       engines[e].id = e;
+      engines[e].ring.resize(capacity);
+      engines[e].mask = capacity - 1;
       engines[e].thread = std::thread([this, e] { engine_loop(engines[e]); });
     }
-    cp_thread = std::thread([this] { cp_loop(); });
   }
 
   void stop() {
-    {
-      std::lock_guard lk(mu);
-      shutdown = true;
-      for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
-        engines[e].queue.push_back({kShutdown, 0, 0});
-        engines[e].cv.notify_all();
-      }
-    }
-    cp_cv.notify_all();
-    cp_thread.join();
+    // No job runs (run() holds run_mu and the Device is being destroyed): the rings are empty.
+    for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) push(engines[e], {kShutdown, 0, 0});
     for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) engines[e].thread.join();
+  }
+
+  /// CP side of an engine's ring (the CP is its only producer).
+  static void push(Engine& eng, const QueueItem& item) {
+    const uint32_t t = eng.tail.load(std::memory_order_relaxed);
+    eng.ring[t & eng.mask] = item;
+    eng.tail.store(t + 1, std::memory_order_release);
+    eng.tail.notify_one();  // a futex wake only when the engine parked
+  }
+
+  void bump_progress() {
+    progress.fetch_add(1, std::memory_order_release);
+    progress.notify_all();  // a futex wake only when the CP parked
+  }
+
+  /// The CP waits until ready() (which must also turn true when the job aborts).
+  template <typename Ready>
+  void cp_wait(Ready&& ready) {
+    spin_then_wait(progress, ready);
   }
 
   // ---- engines ------------------------------------------------------------------------
 
   void engine_loop(Engine& eng) {
     std::vector<isa::Region> regions;
+    uint32_t head = 0;
     for (;;) {
-      QueueItem item;
-      {
-        std::unique_lock lk(mu);
-        eng.cv.wait(lk, [&] { return !eng.queue.empty(); });
-        item = eng.queue.front();
-        eng.queue.pop_front();
-        if (item.index == kShutdown) return;
-        if (item.index == kEndOfJob) {
-          eng.done = true;
-          cp_cv.notify_all();
-          continue;
-        }
+      spin_then_wait(eng.tail, [&] { return eng.tail.load(std::memory_order_acquire) != head; });
+      const QueueItem item = eng.ring[head & eng.mask];
+      ++head;
+      if (item.index == kShutdown) return;
+      if (item.index == kEndOfJob) {
+        eng.done.store(true, std::memory_order_release);
+        bump_progress();
+        continue;
       }
       uint64_t start = std::max(eng.clock, item.dispatch);
       uint64_t end = start;
@@ -165,12 +190,10 @@ struct Device::Impl {
       if (!job.aborted()) end = execute(eng, item.index, start, regions);
       if (racecheck) eng.vc[eng.id] = ++eng.position;
       eng.clock = end;
-      {
-        std::lock_guard lk(mu);
-        eng.end_times.push_back(end);
-        ++eng.finished;
-      }
-      cp_cv.notify_all();
+      const uint32_t n = eng.finished.load(std::memory_order_relaxed);
+      eng.end_times[n] = end;
+      eng.finished.store(n + 1, std::memory_order_release);
+      bump_progress();
     }
   }
 
@@ -267,29 +290,13 @@ struct Device::Impl {
 
   // ---- command processor --------------------------------------------------------------
 
-  void cp_loop() {
-    for (;;) {
-      {
-        std::unique_lock lk(mu);
-        cp_cv.wait(lk, [&] { return shutdown || (running && !result_ready && program); });
-        if (shutdown) return;
-      }
-      run_job();
-      {
-        std::lock_guard lk(mu);
-        result_ready = true;
-      }
-      done_cv.notify_all();
-    }
-  }
-
   void run_job() {
     const auto& cmds = program->cmds;
     result = JobResult{};
     result.profile.timeline.assign(cmds.size(), drm_npu_cmd_profile{UINT32_MAX, 0, 0, 0, 0});
     uint64_t cp_clock = 0;
     uint64_t cp_busy = 0;
-    uint64_t dispatched[NPU_NUM_ENGINES] = {};
+    uint32_t dispatched[NPU_NUM_ENGINES] = {};
     const uint64_t depth = std::max<uint32_t>(1, cfg.queue_depth);
     bool ended = false;
 
@@ -313,16 +320,15 @@ struct Device::Impl {
       }
       if (e != NPU_ENGINE_CP) {
         Engine& eng = engines[e];
-        std::unique_lock lk(mu);
         if (dispatched[e] >= depth) {
           const uint64_t slot = dispatched[e] - depth;  // command that frees a queue entry
-          cp_cv.wait(lk, [&] { return eng.finished > slot || job.aborted(); });
+          cp_wait(
+              [&] { return eng.finished.load(std::memory_order_acquire) > slot || job.aborted(); });
           if (job.aborted()) break;
           cp_clock = std::max(cp_clock, eng.end_times[slot]);
         }
-        eng.queue.push_back({i, epoch, cp_clock});
+        push(eng, {i, epoch, cp_clock});
         ++dispatched[e];
-        eng.cv.notify_one();
         continue;
       }
       switch (c.hdr.opcode) {
@@ -332,17 +338,17 @@ struct Device::Impl {
           break;
         case NPU_OP_FENCE: {
           const uint64_t start = cp_clock;
-          std::unique_lock lk(mu);
-          cp_cv.wait(lk, [&] {
+          cp_wait([&] {
             if (job.aborted()) return true;
             for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
-              if (engines[k].finished < dispatched[k]) return false;
+              if (engines[k].finished.load(std::memory_order_acquire) < dispatched[k]) return false;
             return true;
           });
           if (job.aborted()) break;
-          for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
-            if (!engines[k].end_times.empty())
-              cp_clock = std::max(cp_clock, engines[k].end_times.back());
+          for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
+            const uint32_t n = engines[k].finished.load(std::memory_order_acquire);
+            if (n > 0) cp_clock = std::max(cp_clock, engines[k].end_times[n - 1]);
+          }
           if (racecheck) {  // every later command happens after everything before the fence
             for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) join(cp_vc, engines[k].vc);
             ++epoch;
@@ -371,22 +377,18 @@ struct Device::Impl {
             cp_clock);
 
     // Drain: every engine reaches the end-of-job marker (aborted jobs skip their commands).
-    {
-      std::unique_lock lk(mu);
-      for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
-        if (dispatched[k] == 0) {  // an engine the job never used needs no wake-up
-          engines[k].done = true;
-          continue;
-        }
-        engines[k].queue.push_back({kEndOfJob, 0, 0});
-        engines[k].cv.notify_one();
+    for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
+      if (dispatched[k] == 0) {  // an engine the job never used needs no wake-up
+        engines[k].done.store(true, std::memory_order_relaxed);
+        continue;
       }
-      cp_cv.wait(lk, [&] {
-        for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
-          if (!engines[k].done) return false;
-        return true;
-      });
+      push(engines[k], {kEndOfJob, 0, 0});
     }
+    cp_wait([&] {
+      for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k)
+        if (!engines[k].done.load(std::memory_order_acquire)) return false;
+      return true;
+    });
     finish(cp_clock, cp_busy);
   }
 
@@ -424,13 +426,14 @@ struct Device::Impl {
     }
   }
 
-  /// Resets the per-job state of the engines and the checker for `cmds` commands (mu held).
-  void prepare_engines_locked(size_t cmds) {
+  /// Resets the per-job state of the engines and the checker for `cmds` commands (the engines
+  /// are idle: the previous job drained them).
+  void prepare_engines(size_t cmds) {
     for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
       Engine& eng = engines[k];
-      eng.finished = 0;
-      eng.end_times.clear();
-      eng.done = false;
+      eng.finished.store(0, std::memory_order_relaxed);
+      if (eng.end_times.size() < cmds) eng.end_times.resize(cmds);
+      eng.done.store(false, std::memory_order_relaxed);
       eng.clock = 0;
       eng.stats = {};
       eng.vc = {};
@@ -461,37 +464,33 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
     return r;
   }
   d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max, NPU_NUM_ENGINES);
+  d.racecheck = options.racecheck;
+  d.before_command = options.before_command;
+  d.prepare_engines(program.cmds.size());
+  d.program = &program;
+  d.mmu = &mmu;
   {
     std::lock_guard lk(d.mu);
-    d.racecheck = options.racecheck;
-    d.before_command = options.before_command;
-    d.prepare_engines_locked(program.cmds.size());
-    d.program = &program;
-    d.mmu = &mmu;
-    d.result_ready = false;
     d.running = true;
   }
-  d.cp_cv.notify_all();
-  JobResult out;
+  d.run_job();  // the command processor runs on this thread
   {
-    std::unique_lock lk(d.mu);
-    d.done_cv.wait(lk, [&] { return d.result_ready; });
+    std::lock_guard lk(d.mu);
     d.running = false;
-    d.program = nullptr;
-    d.mmu = nullptr;
-    d.before_command = nullptr;
-    out = std::move(d.result);
   }
-  return out;
+  d.program = nullptr;
+  d.mmu = nullptr;
+  d.before_command = nullptr;
+  return std::move(d.result);
 }
 
 void Device::reset() {
   Impl& d = *impl_;
   std::lock_guard lk(d.mu);
-  if (!d.running || d.result_ready) return;  // only the running job is affected
+  if (!d.running) return;  // only the running job is affected
   device_log().warn("reset while a job is running");
   d.job.reset();
-  d.cp_cv.notify_all();
+  d.bump_progress();  // a CP parked on engine progress sees the abort
 }
 
 }  // namespace npu::emu

@@ -2,6 +2,7 @@
 // retired jobs (context state, job profile, device counters).
 #include <cstring>
 
+#include "npu/emu/spin_wait.h"
 #include "scheduler.h"
 
 namespace npu::emu::kmd {
@@ -17,6 +18,16 @@ int Scheduler::wait(Context& ctx, drm_npu_wait& w) {
     }
     // timeout_ns is absolute CLOCK_MONOTONIC, which is what steady_clock reads on Linux.
     const Clock::time_point deadline{std::chrono::nanoseconds(w.timeout_ns)};
+    // Spin briefly first: most jobs retire within microseconds (spin_wait.h).
+    const Clock::time_point spin_end = std::min(deadline, Clock::now() + kSpinBudget);
+    while (!job->retired && Clock::now() < spin_end) {
+      const uint64_t seen = retired_.load(std::memory_order_relaxed);
+      lk.unlock();
+      spin_until([&] {
+        return retired_.load(std::memory_order_acquire) != seen || Clock::now() >= spin_end;
+      });
+      lk.lock();
+    }
     ++ctx.waiters;
     const bool done = ctx.cv.wait_until(lk, deadline, [&] { return job->retired; });
     --ctx.waiters;

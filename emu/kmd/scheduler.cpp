@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "log.h"
+#include "npu/emu/spin_wait.h"
 #include "npu/isa/validate.h"
 #include "uaccess.h"
 
@@ -22,6 +23,7 @@ Scheduler::~Scheduler() {
   {
     std::lock_guard lk(mu_);
     stop_ = true;
+    queued_.fetch_add(1, std::memory_order_release);
     // Files are closed (and their contexts drained) before the scheduler goes; anything
     // still queued here is aborted.
     for (auto& list : runlists_) {
@@ -48,6 +50,7 @@ int Scheduler::submit(Context& ctx, const std::shared_ptr<Job>& job) {
       runlists_[ctx.priority()].push_back(&ctx);
       ctx.in_runlist = true;
     }
+    queued_.fetch_add(1, std::memory_order_release);
     wake = runner_idle_;
   }
   if (wake) work_cv_.notify_one();
@@ -89,6 +92,12 @@ std::shared_ptr<Job> Scheduler::pick_locked() {
 void Scheduler::run_loop() {
   std::unique_lock lk(mu_);
   for (;;) {
+    if (!stop_ && runlists_empty()) {  // spin briefly for the next job before parking
+      const uint64_t seen = queued_.load(std::memory_order_relaxed);
+      lk.unlock();
+      spin_until([&] { return queued_.load(std::memory_order_acquire) != seen; });
+      lk.lock();
+    }
     while (!stop_ && runlists_empty()) {
       runner_idle_ = true;
       work_cv_.wait(lk);
@@ -132,6 +141,7 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
   job.profile = std::move(result.profile);
   job.end_ns = end_ns;
   job.retired = true;
+  retired_.fetch_add(1, std::memory_order_release);
   ctx.running = false;
   ctx.last_completed = std::max(ctx.last_completed, job.seqno);
   if (job.seqno > Context::kTimelineRetained) {
@@ -180,7 +190,7 @@ void Scheduler::log_hazards_locked(const Job& job) {
                         cmd(h.first), cmd(h.second));
   }
   log().error("ctx {} seqno {}: racecheck: {} hazard{}{}", job.ctx->id(), job.seqno, r.total,
-             r.total == 1 ? "" : "s", first);
+              r.total == 1 ? "" : "s", first);
 }
 
 void Scheduler::ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno) {
@@ -203,6 +213,7 @@ void Scheduler::abort_queued_locked(Context& ctx) {
     job->end_ns = now;
     job->retired = true;
     job->release_inputs();
+    retired_.fetch_add(1, std::memory_order_release);
     ctx.last_completed = std::max(ctx.last_completed, job->seqno);
   }
   log().debug("ctx {}: aborted {} queued jobs", ctx.id(), ctx.queue.size());

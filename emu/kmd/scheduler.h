@@ -11,10 +11,15 @@
 // lists, the contexts' scheduling state, job results and the counters; each context has a
 // condition variable notified when one of its jobs retires (WAIT and drain sleep on it).
 // The submit path notifies the runner only when it sleeps, and the runner the watchdog only
-// when the watchdog is disarmed, so a busy device costs no extra wake-ups per job.
+// when the watchdog is disarmed, so a busy device costs no extra wake-ups per job. The runner
+// is also the device's command processor (Device::run executes the job on the calling
+// thread). Before parking, the runner and WAIT spin briefly (npu/emu/spin_wait.h) on two
+// lock-free counters, jobs queued and jobs retired, so a job submitted or retired within
+// microseconds is picked up without a futex wake-up (issue 9).
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -91,6 +96,11 @@ class Scheduler {
   bool reset_issued_ = false;  // the watchdog reset the device during running_
 
   drm_npu_counters counters_{};
+
+  // Bumped (under mu_) when a job is queued (or stop_ is set) and when jobs retire; read
+  // without the lock by the spinning runner and waiters, which then re-check under mu_.
+  std::atomic<uint64_t> queued_{0};
+  std::atomic<uint64_t> retired_{0};
 
   std::thread runner_;
   std::thread watchdog_thread_;

@@ -8,8 +8,12 @@
 #include <filesystem>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+#include "npu/elide.h"
 #include "npu/format/shape.h"
+
 #include "npu/job_report.h"
+#include "npu/runtime/benchmark.h"
 #include "npu/trace.h"
 
 namespace npu::tools {
@@ -61,6 +65,30 @@ Expected<std::map<std::string, format::NpyArray>> read_inputs(
   return inputs;
 }
 
+void add_benchmark_flags(CLI::App& app, RunFlags& flags) {
+  app.add_option("--repeat", flags.repeat,
+                 "benchmark mode: after the run, time N more inferences and print latency "
+                 "min/median/p90/mean, throughput and host CPU time (with --json: a "
+                 "\"benchmark\" object)");
+  app.add_option("--warmup", flags.warmup,
+                 "benchmark mode: untimed inferences before the N timed ones (default 1)");
+}
+
+std::string check_benchmark_flags(const RunFlags& flags) {
+  if (flags.repeat && *flags.repeat < 1) {
+    return "--repeat N: N must be at least 1 (got " + std::to_string(*flags.repeat) + ")";
+  }
+  if (flags.repeat && *flags.repeat > 1000000000) {
+    return "--repeat N: N must be at most 1000000000 (got " + std::to_string(*flags.repeat) + ")";
+  }
+  if (flags.warmup && !flags.repeat) return "--warmup K needs --repeat N";
+  if (flags.warmup && (*flags.warmup < 0 || *flags.warmup > 1000000000)) {
+    return "--warmup K: K must be between 0 and 1000000000 (got " + std::to_string(*flags.warmup) +
+           ")";
+  }
+  return "";
+}
+
 int run_and_report(const std::string& tool, const Device& device, Model& model,
                    const std::map<std::string, format::NpyArray>& inputs, const RunFlags& o) {
   auto failure = [&](std::string m, int status = kUsageError) {
@@ -80,6 +108,7 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
       return failure("missing --input " + d.name + "=FILE.npy (" + o.label + ")");
     }
   }
+  if (auto e = check_benchmark_flags(o); !e.empty()) return failure(e);
   RunOptions options;
   options.collect_profile =
       (o.stats || o.json || !o.trace.empty()) && device.params().has(DRM_NPU_CAP_JOB_PROFILE);
@@ -126,8 +155,25 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
     trace_options.label = report.label;
     if (auto w = model.write_trace(o.trace, trace_options); !w) return failure(w.error().message);
   }
+  std::optional<BenchmarkResult> bench;
+  if (o.repeat) {
+    BenchmarkOptions bo;
+    bo.repeat = static_cast<uint32_t>(*o.repeat);
+    bo.warmup = static_cast<uint32_t>(o.warmup.value_or(1));
+    bo.run.timeout = options.timeout;
+    bo.run.racecheck = o.racecheck;
+    auto b = benchmark(model, inputs, bo);
+    if (!b) return failure(b.error().message, kJobFailed);
+    bench = std::move(*b);
+  }
   if (o.json) {
-    std::cout << job_report_json(report);
+    if (bench) {
+      auto j = nlohmann::ordered_json::parse(job_report_json(report));
+      j["benchmark"] = nlohmann::ordered_json::parse(benchmark_json(*bench));
+      std::cout << j.dump(2) << "\n";
+    } else {
+      std::cout << job_report_json(report);
+    }
   } else {
     std::cout << format_job_report(report, o.stats);
     if (o.stats) {
@@ -147,6 +193,7 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
       std::cout << "wrote " << file << " (" << format::dtype_name(a.dtype) << " "
                 << format::shape_text(a.shape) << ")\n";
     }
+    if (bench) std::cout << format_benchmark(*bench);
   }
   std::cout.flush();
   if (!std::cout) return failure("cannot write to standard output");
@@ -182,8 +229,8 @@ std::string layer_timing_table(const Model& model, const RunStats& st) {
     for (size_t k = 0; k < ps.layers.size(); ++k) {
       const uint64_t end = k < fences.size() ? fences[k].second : ss.cycles;
       char line[160];
-      std::snprintf(line, sizeof line, "  %-30s %9llu  %9llu\n",
-                    ps.layers[k].name.substr(0, 30).c_str(),
+      std::snprintf(line, sizeof line, "  %s %9llu  %9llu\n",
+                    elide_cell(ps.layers[k].name, 30).c_str(),
                     static_cast<unsigned long long>(ps.layers[k].cycles),
                     static_cast<unsigned long long>(end - std::min(prev, end)));
       out += line;

@@ -2,7 +2,8 @@
 // loaded npu::Model, write DIR/<output>.npy (BRIEF §3 naming), and print the run report
 // (--stats: modeled cycles, per-engine utilization, wall time, per-segment lines; --json;
 // --trace: Chrome/Perfetto JSON; --racecheck: the synchronization checker's hazards, named by
-// segment and layer). Errors are one line prefixed with the tool's name.
+// segment and layer; --repeat N [--warmup K]: the benchmark mode, npu/runtime/benchmark.h).
+// Errors are one line prefixed with the tool's name.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +39,16 @@ struct RunFlags {
   bool stats = false, json = false, racecheck = false;
   std::optional<int64_t> timeout_ms;
   std::string label;  // the model's name in traces and errors
+  // Benchmark mode (--repeat N [--warmup K]): after the run, K untimed and N timed runs.
+  std::optional<int64_t> repeat, warmup;
 };
+
+/// Adds --repeat N and --warmup K (the benchmark mode) to `app`.
+void add_benchmark_flags(CLI::App& app, RunFlags& flags);
+
+/// Checks --repeat/--warmup: N at least 1, K not negative, --warmup only with --repeat.
+/// Returns the one-line error, or an empty string.
+std::string check_benchmark_flags(const RunFlags& flags);
 
 /// Predicted vs measured cycles per layer (BRIEF §5): "  layer  estimated  measured" lines,
 /// the compiler's estimate from the package next to the cycles the device took between the

@@ -1,6 +1,6 @@
 // npu-run: compiles a model for the inputs it is given and runs it (docs/tools.md).
 //   npu-run MODEL.onnx --input NAME=FILE.npy ... [--output-dir DIR] [--stats] [--trace T.json]
-//           [compile flags]
+//           [--repeat N [--warmup K]] [compile flags]
 // Inputs that only parameterize an operator (a Reshape's shape, Clip bounds, weights fed as
 // graph inputs) are bound as constants at compile time. Exit status as npu-submit: 0 ok,
 // 1 usage/compile/I-O error, 2 the run failed on the device, 3 --racecheck found hazards.
@@ -35,8 +35,12 @@ static int tool_main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--device", device, "device string (default: $NPU_DEVICE, else emu:)");
   app.add_option("--save", save, "also write the compiled package here (.npub)");
+  npu::tools::add_benchmark_flags(app, run);
   npu::tools::add_compile_flags(app, flags);
   if (auto status = npu::tools::parse_args(app, argc, argv, "npu-run")) return *status;
+  if (auto e = npu::tools::check_benchmark_flags(run); !e.empty()) {
+    return npu::tools::fail("npu-run", e);
+  }
   auto inputs = npu::tools::read_inputs(input_specs);
   if (!inputs) return npu::tools::fail("npu-run", inputs.error().message);
   if (device.empty() && !flags.device_config.empty()) device = "emu:" + flags.device_config;

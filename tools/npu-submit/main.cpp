@@ -1,6 +1,7 @@
 // npu-submit: runs a job on an NPU device (docs/tools.md).
 //   raw mode:   npu-submit CMDBUF.bin --buffer ADDR=FILE|size:N[:ro] ... [--dump ADDR:LEN=OUT]
 //   model mode: npu-submit MODEL.npub --input NAME=FILE.npy ... --output-dir DIR
+//               [--repeat N [--warmup K]]  (benchmark mode)
 //   either with --racecheck: run under the synchronization checker, print its hazards
 // Exit status: 0 job ok, 1 usage or I/O error, 2 job faulted, aborted or timed out,
 // 3 (--racecheck) the job ran but the checker found hazards.
@@ -41,6 +42,7 @@ struct Options {
   std::string output_dir, trace, device, config_path;
   bool stats = false, json = false, skip_validation = false, racecheck = false;
   std::optional<int64_t> timeout_ms;
+  npu::tools::RunFlags bench;  // only repeat and warmup
 };
 
 std::string join_path(const std::string& dir, const std::string& file) {
@@ -49,6 +51,12 @@ std::string join_path(const std::string& dir, const std::string& file) {
 }
 
 int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
+  if (o.bench.repeat || o.bench.warmup) {
+    return fail(
+        "--repeat/--warmup (the benchmark mode) are for model packages (.npub), not raw "
+        "command buffers (" +
+        o.input + ")");
+  }
   if (!o.inputs.empty()) {
     return fail(
         "--input is for model packages (.npub); a raw command buffer takes --buffer "
@@ -170,8 +178,8 @@ int run_model(const Options& o, const std::vector<std::byte>& bytes) {
   if (!model) return fail(model.error().message);
   auto inputs = npu::tools::read_inputs(o.inputs);
   if (!inputs) return fail(inputs.error().message);
-  npu::tools::RunFlags flags{o.output_dir, o.trace,      o.stats, o.json,
-                             o.racecheck,  o.timeout_ms, o.input};
+  npu::tools::RunFlags flags{o.output_dir, o.trace, o.stats,        o.json,        o.racecheck,
+                             o.timeout_ms, o.input, o.bench.repeat, o.bench.warmup};
   return npu::tools::run_and_report("npu-submit", *dev, *model, *inputs, flags);
 }
 
@@ -215,7 +223,9 @@ static int tool_main(int argc, char** argv) {
                  "else emu:)");
   app.add_option("--device-config", o.config_path,
                  "device-config JSON for the emulator (same as --device emu:FILE)");
+  npu::tools::add_benchmark_flags(app, o.bench);
   if (auto status = npu::tools::parse_args(app, argc, argv, "npu-submit")) return *status;
+  if (auto e = npu::tools::check_benchmark_flags(o.bench); !e.empty()) return fail(e);
 
   if (!o.config_path.empty()) {
     if (!o.device.empty() && o.device != "emu:" && o.device != "emu") {

@@ -1,13 +1,15 @@
-// Device: the threaded device model. A command-processor thread dispatches the commands of a
-// validated program, in order, to one thread per engine (DMA in, DMA out, matrix, vector);
+// Device: the threaded device model. A command processor (running on the thread that calls
+// run()) dispatches the commands of a validated program, in order, through a lock-free ring
+// per engine to one thread per engine (DMA in, DMA out, matrix, vector);
 // engines synchronise through counting semaphores; SRAM is shared. Time is virtual: every
 // command's start and end cycle follow from the timing model and the semaphore/fence edges
 // alone (docs/timing.md), so a job's cycle count never depends on host scheduling. On request
 // a job runs under the synchronization checker (emu/device/racecheck.h), which reports the
 // pairs of commands that touch the same bytes without a semaphore or fence ordering them.
 //
-// Threading: run() executes one job at a time (callers are serialised); reset() may be called
-// from any thread (the kernel driver's watchdog) and makes the running job stop promptly.
+// Threading: run() executes one job at a time (callers are serialised) and is the command
+// processor while it runs; reset() may be called from any thread (the kernel driver's
+// watchdog) and makes the running job stop promptly.
 // Lifetime: the engine threads live as long as the Device.
 #pragma once
 
