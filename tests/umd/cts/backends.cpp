@@ -126,21 +126,6 @@ std::vector<float> CtsTest::read_floats(Buffer& b, size_t n) {
   return out;
 }
 
-void record_relu(CommandBuffer& cb, const Buffer& src, const Buffer& dst, uint32_t n) {
-  const uint32_t out_sram = (n * 4 + 63) / 64 * 64;
-  cb.dma_load(src, 0, {.sram = 0, .elem_size = 4, .size = {n, 1, 1}});
-  cb.sem_signal(NPU_ENGINE_DMA_IN, 0);
-  cb.sem_wait(NPU_ENGINE_VECTOR, 0);
-  cb.activation({.func = NPU_ACT_RELU,
-                 .dtype = NPU_DTYPE_FP32,
-                 .shape = {1, 1, 1, n},
-                 .in_addr = 0,
-                 .out_addr = out_sram});
-  cb.sem_signal(NPU_ENGINE_VECTOR, 1);
-  cb.sem_wait(NPU_ENGINE_DMA_OUT, 1);
-  cb.dma_store(dst, 0, {.sram = out_sram, .elem_size = 4, .size = {n, 1, 1}});
-}
-
 void record_hang(CommandBuffer& cb) {
   cb.sem_wait(NPU_ENGINE_DMA_OUT, 1);
   auto f = cb.finalize({.skip_validation = true});

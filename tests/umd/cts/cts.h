@@ -20,6 +20,7 @@
 #include "npu/isa/device_config.h"
 #include "npu/job.h"
 #include "npu/kernel.h"
+#include "relu_job.h"
 
 namespace npu::cts {
 
@@ -63,8 +64,7 @@ class ContextCtsTest : public CtsTest {
   std::optional<Context> ctx_;
 };
 
-/// DMA `n` floats from `src` into SRAM, RELU them on the vector engine, DMA them to `dst`.
-void record_relu(CommandBuffer& cb, const Buffer& src, const Buffer& dst, uint32_t n);
+using npu::record_relu;  // relu_job.h
 
 /// A job that never ends by itself: DMA_OUT waits on a semaphore nobody signals. The validator
 /// rejects such a wait at finalize (docs/racecheck.md), so record_hang() finalizes the buffer
