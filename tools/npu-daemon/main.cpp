@@ -27,24 +27,9 @@ extern "C" void on_signal(int /*sig*/) {
 
 // --status: the clients of a running daemon and the BO memory alive in it.
 int print_status(const std::string& path) {
-  npu::UnixKernel k(path);
-  const int fd = k.open(path);
-  if (fd < 0) {
-    return npu::tools::fail("npu-daemon", "socket " + path + ": " + std::strerror(errno));
-  }
-  auto st = k.status(fd);
-  const int self = static_cast<int>(k.client_id(fd));
-  k.close(fd);
-  if (!st) return npu::tools::fail("npu-daemon", st.error().message);
-  std::printf("daemon %s: %u client(s) besides this one, %llu served, %llu bytes of BO memory\n",
-              path.c_str(), st->summary.num_clients > 0 ? st->summary.num_clients - 1 : 0,
-              static_cast<unsigned long long>(st->summary.clients_served),
-              static_cast<unsigned long long>(st->summary.bo_memory));
-  for (const auto& c : st->clients) {
-    if (static_cast<int>(c.client_id) == self) continue;
-    std::printf("  client %u pid %u: %u bo(s) %llu bytes, %u context(s)\n", c.client_id, c.pid,
-                c.bos, static_cast<unsigned long long>(c.bo_bytes), c.contexts);
-  }
+  auto report = npu::daemon_status_report(path);
+  if (!report) return npu::tools::fail("npu-daemon", report.error().message);
+  std::fputs(report->c_str(), stdout);
   return 0;
 }
 

@@ -301,4 +301,24 @@ uint32_t UnixKernel::client_id(int fd) {
   return conn == nullptr ? 0 : conn->client_id;
 }
 
+Expected<std::string> daemon_status_report(const std::string& socket_path) {
+  UnixKernel k(socket_path);
+  const int fd = k.open(socket_path);
+  if (fd < 0) return make_error(errno, "socket " + socket_path + ": " + std::strerror(errno));
+  auto st = k.status(fd);
+  const uint32_t self = k.client_id(fd);
+  k.close(fd);
+  if (!st) return st.error();
+  std::string out =
+      fmt::format("daemon {}: {} client(s) besides this one, {} served, {} bytes of BO memory\n",
+                  socket_path, st->summary.num_clients > 0 ? st->summary.num_clients - 1 : 0,
+                  st->summary.clients_served, st->summary.bo_memory);
+  for (const auto& c : st->clients) {
+    if (c.client_id == self) continue;
+    out += fmt::format("  client {} pid {}: {} bo(s) {} bytes, {} context(s)\n", c.client_id, c.pid,
+                       c.bos, c.bo_bytes, c.contexts);
+  }
+  return out;
+}
+
 }  // namespace npu

@@ -205,6 +205,34 @@ TEST_F(DaemonProtocol, StatusCountsClientsAndWhatTheyHold) {
   EXPECT_EQ(a.status().summary.bo_memory, 0u);
 }
 
+// The text npu-daemon --status and npu-info over unix: print: the other clients and what each
+// holds; a client that went away is gone from it, with its memory.
+TEST_F(DaemonProtocol, StatusReportNamesTheOtherClients) {
+  std::string report;
+  {
+    RawClient b(server_->socket_path());
+    b.bo(4096);
+    b.ctx();
+    auto r = daemon_status_report(server_->socket_path());
+    ASSERT_TRUE(r) << r.error().message;
+    report = *r;
+    EXPECT_NE(report.find(": 1 client(s) besides this one"), std::string::npos) << report;
+    EXPECT_NE(report.find("4096 bytes of BO memory"), std::string::npos) << report;
+    EXPECT_NE(report.find("  client " + std::to_string(b.id()) + " pid " +
+                          std::to_string(::getpid()) + ": 1 bo(s) 4096 bytes, 1 context(s)"),
+              std::string::npos)
+        << report;
+  }
+  ASSERT_TRUE(eventually([&] {
+    auto r = daemon_status_report(server_->socket_path());
+    return r && r->find(": 0 client(s) besides this one") != std::string::npos &&
+           r->find(" 0 bytes of BO memory") != std::string::npos;
+  }));
+  auto missing = daemon_status_report("/nonexistent/npu.sock");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("socket /nonexistent/npu.sock: "), std::string::npos);
+}
+
 TEST_F(DaemonProtocol, MappedPagesAreTheDevicesPages) {
   RawClient c(server_->socket_path());
   const uint32_t ctx = c.ctx();

@@ -37,6 +37,12 @@ struct DaemonStatus {
   std::vector<npu_daemon_client> clients;
 };
 
+/// The daemon serving `socket_path`, as text: a summary line ("daemon PATH: 2 client(s)
+/// besides this one, 7 served, 12288 bytes of BO memory") and one line per other client with
+/// its BOs, their bytes and its contexts. It asks over a connection of its own, which it
+/// leaves out. `npu-daemon --status` and `npu-info --device unix:PATH` print it.
+Expected<std::string> daemon_status_report(const std::string& socket_path);
+
 class UnixKernel final : public KernelInterface {
  public:
   explicit UnixKernel(std::string socket_path);
