@@ -42,7 +42,7 @@ int64_t now_ns() {
 template <typename T>
 T read_as(std::span<const std::byte> bytes) {
   T v{};
-  std::memcpy(&v, bytes.data(), std::min(sizeof(T), bytes.size()));
+  if (!bytes.empty()) std::memcpy(&v, bytes.data(), std::min(sizeof(T), bytes.size()));
   return v;
 }
 
@@ -196,7 +196,7 @@ bool Connection::handle_ioctl(const wire::Message& m) {
                                           extra.size(), s->bo_count));
       }
       refs.resize(s->bo_count);
-      std::memcpy(refs.data(), extra.data(), extra.size());
+      if (!extra.empty()) std::memcpy(refs.data(), extra.data(), extra.size());
       s->bos = reinterpret_cast<uint64_t>(refs.data());
     } else {
       s->bos = 0;

@@ -77,7 +77,9 @@ class UnixKernel::Connection {
       reading_ = false;
       if (m && m->header.type == NPU_DAEMON_ERROR) {
         npu_daemon_error e{};
-        std::memcpy(&e, m->payload.data(), std::min(sizeof(e), m->payload.size()));
+        if (!m->payload.empty()) {
+          std::memcpy(&e, m->payload.data(), std::min(sizeof(e), m->payload.size()));
+        }
         e.message[sizeof(e.message) - 1] = '\0';
         reason_ = fmt::format("the daemon closed the connection: {}", e.message);
         m = make_error(EIO, reason_);
@@ -217,7 +219,7 @@ int UnixKernel::ioctl(int fd, unsigned long request, void* arg) {
   }
   std::memcpy(&r, p.data(), sizeof(r));
   if (r.arg_size != size || p.size() != sizeof(r) + size + r.extra_size) return fail(EIO);
-  std::memcpy(arg, p.data() + sizeof(r), size);
+  if (size > 0) std::memcpy(arg, p.data() + sizeof(r), size);
   if (request == DRM_IOCTL_NPU_SUBMIT) {
     static_cast<drm_npu_submit*>(arg)->bos = user_ptr;
   } else if (request == DRM_IOCTL_NPU_QUERY) {
@@ -291,8 +293,10 @@ Expected<DaemonStatus> UnixKernel::status(int fd) {
     return make_error(EIO, "daemon status: malformed reply");
   }
   st.clients.resize(st.summary.num_clients);
-  std::memcpy(st.clients.data(), p.data() + sizeof(st.summary),
-              st.clients.size() * sizeof(npu_daemon_client));
+  if (!st.clients.empty()) {
+    std::memcpy(st.clients.data(), p.data() + sizeof(st.summary),
+                st.clients.size() * sizeof(npu_daemon_client));
+  }
   return st;
 }
 

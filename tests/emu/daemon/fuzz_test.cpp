@@ -57,7 +57,7 @@ class Fuzzer {
                         seq};
     std::vector<std::byte> out(sizeof(h) + p.size());
     std::memcpy(out.data(), &h, sizeof(h));
-    std::memcpy(out.data() + sizeof(h), p.data(), p.size());
+    if (!p.empty()) std::memcpy(out.data() + sizeof(h), p.data(), p.size());
     return out;
   }
 
