@@ -99,7 +99,7 @@ struct npu_daemon_client {
 };
 
 struct npu_daemon_status {
-  __u32 num_clients;    /* entries that follow (connections past HELLO) */
+  __u32 num_clients; /* entries that follow (connections past HELLO) */
   __u32 pad;
   __u64 clients_served; /* connections accepted since the daemon started */
   __u64 bo_memory;      /* bytes of BO memory alive in the daemon (all clients, and jobs) */
@@ -107,7 +107,7 @@ struct npu_daemon_status {
 };
 
 struct npu_daemon_error {
-  __u32 err;       /* errno-style code: EPROTO, EPROTONOSUPPORT, EMSGSIZE, ... */
+  __u32 err;         /* errno-style code: EPROTO, EPROTONOSUPPORT, EMSGSIZE, ... */
   char message[124]; /* NUL-terminated */
 };
 
