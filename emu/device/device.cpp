@@ -40,6 +40,7 @@
 #include "npu/emu/spin_wait.h"
 #include "npu/isa/opcodes.h"
 #include "npu/isa/regions.h"
+#include "npu/isa/schedule.h"
 #include "npu/isa/timing.h"
 #include "npu/log.h"
 #include "racecheck.h"
@@ -410,10 +411,12 @@ struct Device::Impl {
     std::erase_if(p.timeline,
                   [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
     result.fault = job.result_fault();
-    // A faulted job ends at its fault, in virtual time: how far the command processor and the
-    // other engines got on the host before they saw the abort is not part of the model, so
-    // the job's cycles do not depend on it (issue 14: 6 vs 134 cycles from run to run).
-    if (const auto at = job.fault_time()) p.cycles = *at;
+    // A faulted job ends at its first fault in virtual time. How far the command processor
+    // and the other engines got on the host before they saw the abort is not part of the
+    // model (and which of several faults the threads hit first is a race), so the fault and
+    // the profile come from a replay of the device's checks (issue 14: 6 vs 134 cycles from
+    // run to run). A watchdog or a reset has no cycle in the program: those keep the run's.
+    if (job.fault_time()) account_fault();
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
     if (racecheck) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -423,6 +426,50 @@ struct Device::Impl {
                          std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::steady_clock::now() - t0)
                              .count());
+    }
+  }
+
+  /// The fault and profile of a faulted job, from isa::replay_to_fault(): the first fault in
+  /// virtual time and the commands that completed before it. The data the engines wrote is
+  /// whatever they wrote before they stopped (a faulted job's outputs are undefined).
+  void account_fault() {
+    isa::FaultModel model;
+    model.check_commands = !program->validated;
+    model.dram_fault = [this](const isa::Region& r) -> std::optional<uint64_t> {
+      if (mmu->translate(r.begin, r.end - r.begin, r.access)) return std::nullopt;
+      return mmu->fault_address(r.begin, r.end - r.begin, r.access);
+    };
+    const isa::Schedule s = isa::replay_to_fault(program->cmds, cfg, model);
+    if (!s.fault) {  // cannot happen: every fault the device raises, the replay raises
+      device_log().error("faulted job: the replay finds no fault (kept the run's profile)");
+      return;
+    }
+    result.fault = *s.fault;
+    JobProfile& p = result.profile;
+    RaceReport hazards = std::move(p.race);
+    p = JobProfile{};
+    p.race = std::move(hazards);
+    p.cycles = s.cycles;
+    for (uint32_t k = 0; k < NPU_NUM_ENGINES; ++k) {
+      p.busy_cycles[k] = s.busy[k];
+      p.commands[k] = s.commands[k];
+    }
+    p.semaphore_stall_cycles = s.stall;
+    p.timeline.reserve(s.timeline.size());
+    for (const isa::CommandTime& t : s.timeline) {
+      p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
+      const npu_cmd& c = program->cmds[t.index];
+      if (t.engine == NPU_ENGINE_CP) {
+        if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))
+          p.irq_values.push_back(c.fence.value);
+        continue;
+      }
+      if (t.opcode == NPU_OP_SEM_WAIT) continue;
+      const isa::CommandCost cost = isa::command_cost(c, cfg);
+      p.macs += cost.macs;
+      p.vector_elements += cost.elements;
+      if (t.engine == NPU_ENGINE_DMA_IN) p.dma_bytes_in += cost.bytes;
+      if (t.engine == NPU_ENGINE_DMA_OUT) p.dma_bytes_out += cost.bytes;
     }
   }
 

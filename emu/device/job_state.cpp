@@ -35,6 +35,9 @@ void JobState::fault(const drm_npu_fault& f, uint64_t time) {
 void JobState::reset() {
   {
     std::lock_guard lk(mu_);
+    // A second reset while the first one's job drains changes nothing: the first named the
+    // engine that was stuck, which has since left its SEM_WAIT.
+    if (have_fault_ && fault_.kind == DRM_NPU_FAULT_WATCHDOG) return;
     // The watchdog names an engine stuck in SEM_WAIT when there is one.
     drm_npu_fault f{};
     f.kind = DRM_NPU_FAULT_WATCHDOG;

@@ -130,7 +130,7 @@ Expected<void> emit_pipeline(EmitContext& ctx, const Pipeline& p) {
 
 Expected<void> finish_report(EmitContext& ctx, uint32_t first, LayerReport& r) {
   auto cmds = ctx.builder.commands().subspan(first);
-  auto s = replay(cmds, ctx.cfg);
+  auto s = isa::replay(cmds, ctx.cfg);
   if (!s) return s.error();
   r.first_cmd = first;
   r.num_cmds = static_cast<uint32_t>(cmds.size());

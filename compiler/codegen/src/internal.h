@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "npu/codegen/emit.h"
-#include "npu/codegen/schedule.h"
+#include "npu/isa/schedule.h"
 
 namespace npu::codegen::detail {
 
@@ -88,7 +88,7 @@ Expected<LayerReport> search_emit(EmitContext& ctx, std::vector<P> candidates, F
       EmitContext sc{scratch, ctx.cfg, sems, ctx.sram_base, ctx.sram_bytes, false};
       LayerReport r = base;
       if (!emit(candidates[i], sc, r)) continue;
-      auto s = replay(scratch.commands(), ctx.cfg);
+      auto s = isa::replay(scratch.commands(), ctx.cfg);
       if (s && s->cycles < best_cycles) best_cycles = s->cycles, best = i;
     }
   }

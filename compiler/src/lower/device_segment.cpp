@@ -3,7 +3,7 @@
 #include <string>
 
 #include "lower/segments.h"
-#include "npu/codegen/schedule.h"
+#include "npu/isa/schedule.h"
 #include "npu/isa/validate.h"
 
 namespace npu::compiler::detail {
@@ -58,7 +58,7 @@ std::optional<LowerError> lower_device_segment(Lowering& L, PackageBuilder& pb,
   L.builder = nullptr;
   L.sems = nullptr;
   const uint64_t features = isa::program_features(builder.commands());
-  auto sched = codegen::replay(builder.commands(), L.opt.cfg);
+  auto sched = isa::replay(builder.commands(), L.opt.cfg);
   if (!sched) return LowerError{sched.error(), -1};
   format::Segment s;
   s.kind = format::SegmentKind::kDevice;

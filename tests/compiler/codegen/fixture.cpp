@@ -56,7 +56,7 @@ RunResult run_layers(const isa::DeviceConfig& cfg, Dram& dram,
   emu::JobResult jr = dev.run(*prog, dram.mmu());
   EXPECT_EQ(jr.status, DRM_NPU_JOB_OK)
       << "fault kind " << jr.fault.kind << " at cmd " << jr.fault.cmd_index;
-  auto s = replay(prog->cmds, cfg);
+  auto s = isa::replay(prog->cmds, cfg);
   if (!s) {
     ADD_FAILURE() << "replay: " << s.error().message;
     return res;

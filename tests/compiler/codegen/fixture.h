@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "npu/codegen/emit.h"
-#include "npu/codegen/schedule.h"
+#include "npu/isa/schedule.h"
 #include "npu/emu/device.h"
 
 namespace npu::codegen::testing {

@@ -82,7 +82,7 @@ TEST(ScheduleReplay, MarkersNopsAndFences) {
   Dram dram;
   auto jr = dev.run(*prog, dram.mmu());
   ASSERT_EQ(jr.status, DRM_NPU_JOB_OK);
-  auto s = replay(prog->cmds, cfg);
+  auto s = isa::replay(prog->cmds, cfg);
   ASSERT_TRUE(s) << s.error().message;
   EXPECT_EQ(s->cycles, jr.profile.cycles);
   ASSERT_EQ(s->timeline.size(), jr.profile.timeline.size());
@@ -97,7 +97,7 @@ TEST(ScheduleReplay, ReportsDeadlocks) {
   isa::CommandBufferBuilder b;
   b.sem_wait(NPU_ENGINE_MATRIX, 0, 1);  // never signalled
   b.end();
-  auto s = replay(b.commands(), cfg);
+  auto s = isa::replay(b.commands(), cfg);
   ASSERT_FALSE(s);
   EXPECT_EQ(s.error().code, EDEADLK);
   // A wait whose signal comes after a full queue: queue depth 1.
@@ -107,7 +107,7 @@ TEST(ScheduleReplay, ReportsDeadlocks) {
   q.nop(NPU_ENGINE_MATRIX);
   q.sem_signal(NPU_ENGINE_VECTOR, 0, 1);
   q.end();
-  auto s2 = replay(q.commands(), cfg);
+  auto s2 = isa::replay(q.commands(), cfg);
   ASSERT_FALSE(s2);
   EXPECT_NE(s2.error().message.find("full queue"), std::string::npos) << s2.error().message;
 }

@@ -1,5 +1,6 @@
 // Device model: data movement, faults with their details, semaphores and reset.
 #include <atomic>
+#include <chrono>
 #include <numeric>
 #include <thread>
 
@@ -82,23 +83,76 @@ TEST(Device, UnmappedAddressFaultsWithDetails) {
   EXPECT_EQ(r.fault.address, src + 4096);
 }
 
-// A faulted job ends at its fault in virtual time: however far the command processor and the
-// other engines got on the host before they saw the abort, the cycles are the same on every
-// run (issue 14: 2, 6 or 10 cycles from run to run).
-TEST(Device, FaultedJobCyclesAreDeterministic) {
+// A faulted job ends at its first fault in virtual time: however far the command processor and
+// the other engines got on the host before they saw the abort, the fault, the cycles and the
+// whole profile are the same on every run (issue 14: 2, 6 or 10 cycles from run to run, and a
+// timeline that held whatever the other engines had finished on the host).
+TEST(Device, FaultedJobProfileIsDeterministic) {
   Device dev(small_config());
   Dram dram;
-  const uint64_t src = dram.add(4096);
-  const uint64_t dst = dram.add(4096);
-  auto p = program({dma(NPU_OP_DMA_LOAD, src + 4096 * 16, 0, 64),
-                    make(NPU_OP_NOP, NPU_ENGINE_VECTOR), make(NPU_OP_NOP, NPU_ENGINE_MATRIX),
-                    make(NPU_OP_NOP, NPU_ENGINE_VECTOR), dma(NPU_OP_DMA_STORE, dst, 0, 64)});
+  const uint64_t src = dram.add(64 * 1024);
+  const uint64_t dst = dram.add(64 * 1024);
+  std::vector<npu_cmd> cmds = {dma(NPU_OP_DMA_LOAD, src, 0, 16 * 1024),
+                               dma(NPU_OP_DMA_LOAD, src + 4096 * 64, 0, 64)};  // unmapped
+  for (int i = 0; i < 24; ++i) {  // work on the other engines around the fault
+    cmds.push_back(make(NPU_OP_NOP, i % 2 ? NPU_ENGINE_VECTOR : NPU_ENGINE_MATRIX));
+    cmds.push_back(dma(NPU_OP_DMA_STORE, dst + 1024 * i, 0, 1024));
+  }
+  const auto p = program(cmds);
   JobResult first = dev.run(p, dram.mmu);
   ASSERT_EQ(first.fault.kind, DRM_NPU_FAULT_MMU);
+  EXPECT_EQ(first.fault.cmd_index, 1u);
+  // The profile is cut at the fault: what completed before it, nothing after.
+  ASSERT_FALSE(first.profile.timeline.empty());
+  EXPECT_EQ(first.profile.timeline.front().cmd_index, 0u);
+  for (const auto& t : first.profile.timeline) {
+    EXPECT_LT(t.start_cycle, first.profile.cycles) << "command " << t.cmd_index;
+    EXPECT_LE(t.end_cycle, first.profile.cycles) << "command " << t.cmd_index;
+  }
+  EXPECT_EQ(first.profile.commands[NPU_ENGINE_DMA_IN], 1u);
+  EXPECT_EQ(first.profile.dma_bytes_in, 16u * 1024);
   for (int i = 0; i < 50; ++i) {
-    JobResult r = dev.run(p, dram.mmu);
+    JobOptions opt;
+    opt.before_command = [i](uint32_t engine, uint32_t) {  // perturb the host's schedule
+      if ((engine + i) % 3 == 0) std::this_thread::sleep_for(std::chrono::microseconds(i * 20));
+    };
+    JobResult r = dev.run(p, dram.mmu, opt);
     ASSERT_EQ(r.fault.kind, DRM_NPU_FAULT_MMU);
+    EXPECT_EQ(r.fault.cmd_index, first.fault.cmd_index);
     EXPECT_EQ(r.profile.cycles, first.profile.cycles) << "run " << i;
+    EXPECT_EQ(r.profile.busy_cycles, first.profile.busy_cycles) << "run " << i;
+    EXPECT_EQ(r.profile.commands, first.profile.commands) << "run " << i;
+    EXPECT_EQ(r.profile.dma_bytes_out, first.profile.dma_bytes_out) << "run " << i;
+    ASSERT_EQ(r.profile.timeline.size(), first.profile.timeline.size()) << "run " << i;
+    for (size_t k = 0; k < r.profile.timeline.size(); ++k) {
+      EXPECT_EQ(r.profile.timeline[k].cmd_index, first.profile.timeline[k].cmd_index);
+      EXPECT_EQ(r.profile.timeline[k].start_cycle, first.profile.timeline[k].start_cycle);
+      EXPECT_EQ(r.profile.timeline[k].end_cycle, first.profile.timeline[k].end_cycle);
+    }
+  }
+}
+
+// Of two faults, the one earlier in virtual time is the job's, even when the host reaches the
+// later one first and the abort stops the other engine before it gets to its command.
+TEST(Device, TheFirstFaultInVirtualTimeIsReported) {
+  Device dev(small_config());
+  Dram dram;
+  const uint64_t src = dram.add(64 * 1024);
+  // DMA_IN faults after a long load; DMA_OUT faults on its first command, much earlier.
+  const auto p = program({dma(NPU_OP_DMA_LOAD, src, 0, 32 * 1024),
+                          dma(NPU_OP_DMA_LOAD, src + 4096 * 64, 0, 64),
+                          dma(NPU_OP_DMA_STORE, src + 4096 * 80, 0, 64)});
+  JobOptions opt;
+  opt.before_command = [](uint32_t engine, uint32_t) {  // DMA_OUT comes late on the host
+    if (engine == NPU_ENGINE_DMA_OUT) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  };
+  for (int i = 0; i < 3; ++i) {
+    JobResult r = dev.run(p, dram.mmu, opt);
+    ASSERT_EQ(r.fault.kind, DRM_NPU_FAULT_MMU);
+    EXPECT_EQ(r.fault.engine, NPU_ENGINE_DMA_OUT);
+    EXPECT_EQ(r.fault.cmd_index, 2u);
+    EXPECT_EQ(r.fault.address, src + 4096 * 80);
+    EXPECT_LT(r.profile.cycles, 100u) << "the fault is at DMA_OUT's first command";
   }
 }
 
@@ -201,15 +255,22 @@ TEST(Device, HungWaitIsNamedByTheWatchdogFault) {
   auto hung =
       program({make(NPU_OP_NOP, NPU_ENGINE_VECTOR), sem(NPU_OP_SEM_WAIT, NPU_ENGINE_VECTOR, 2)});
   std::atomic<bool> finished{false};
+  std::atomic<bool> waiting{false};
+  JobOptions opt;
+  opt.before_command = [&](uint32_t, uint32_t index) {
+    if (index == 1) waiting = true;
+  };
   std::thread watchdog([&] {
-    // Give the engine time to block so the fault names it; correctness does not depend on it.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // Reset once the engine has reached its SEM_WAIT (on a loaded machine that can take
+    // longer than any fixed delay), and a little after, so it is blocked in it.
+    while (!waiting.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     while (!finished.load()) {
       dev.reset();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
   });
-  JobResult r = dev.run(hung, dram.mmu);
+  JobResult r = dev.run(hung, dram.mmu, opt);
   finished = true;
   watchdog.join();
   EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_WATCHDOG);
