@@ -13,10 +13,13 @@
 #include <cstring>
 #include <ctime>
 
+#include "fuzz_input.h"
 #include "npu/emu/kmd.h"
 #include "npu_accel.h"
 
 namespace {
+
+using npu::fuzz::now_ns;
 
 struct Session {
   npu::emu::Kmd kmd;
@@ -41,12 +44,6 @@ struct Session {
     return kmd.ioctl(fd, DRM_IOCTL_NPU_BO_CREATE, &c) == 0 ? c.handle : 0;
   }
 };
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
-}
 
 }  // namespace
 

@@ -14,38 +14,15 @@
 #include <ctime>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "npu/emu/kmd.h"
 #include "npu_accel.h"
 #include "npu_isa.h"
 
 namespace {
 
-/// Reads the input front to back; past the end it yields zeros.
-class Reader {
- public:
-  Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  bool done() const { return p_ >= end_; }
-  template <typename T>
-  T get() {
-    T v{};
-    const size_t n = std::min(sizeof(T), static_cast<size_t>(end_ - p_));
-    std::memcpy(&v, p_, n);
-    p_ += n;
-    return v;
-  }
-  /// Up to `max` bytes.
-  std::vector<std::byte> bytes(size_t max) {
-    const size_t n = std::min<size_t>(get<uint16_t>() % (max + 1), static_cast<size_t>(end_ - p_));
-    std::vector<std::byte> out(n);
-    std::memcpy(out.data(), p_, n);
-    p_ += n;
-    return out;
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
+using npu::fuzz::now_ns;
+using npu::fuzz::Reader;
 
 npu::emu::Kmd& driver() {
   static npu::emu::Kmd* kmd = [] {
@@ -54,12 +31,6 @@ npu::emu::Kmd& driver() {
     return new npu::emu::Kmd(cfg);  // lives until exit: jobs of earlier inputs may still run
   }();
   return *kmd;
-}
-
-int64_t now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000ll + ts.tv_nsec;
 }
 
 struct FileState {
@@ -131,8 +102,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           npu_cmdbuf_header h{};  // a plausible header, so the commands themselves get tested
           h.magic = NPU_ISA_MAGIC;
           h.version_major = NPU_ISA_VERSION_MAJOR;
-          h.size = static_cast<uint32_t>(cmd.size() / NPU_CMD_SIZE * NPU_CMD_SIZE);
-          h.num_cmds = static_cast<uint32_t>((h.size - sizeof(h)) / NPU_CMD_SIZE);
+          h.num_cmds = static_cast<uint32_t>((cmd.size() - sizeof(h)) / NPU_CMD_SIZE);
           h.size = static_cast<uint32_t>(sizeof(h) + h.num_cmds * NPU_CMD_SIZE);
           std::memcpy(cmd.data(), &h, sizeof(h));
           cmd.resize(h.size);
