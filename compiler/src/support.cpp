@@ -146,6 +146,10 @@ std::string activation_reason(const Graph& g, const Node& n) {
   if (t != DType::kFloat32 && !(int_ok && t == DType::kInt32)) {
     return n.op_type + " on " + dtype_name(t) + " is not supported on the device";
   }
+  if (n.op_type == "Gelu" && n.attr_string("approximate", "none") != "none") {
+    return "Gelu approximate='" + n.attr_string("approximate") +
+           "' (the device's GELU is the erf form)";
+  }
   if (n.op_type == "Clip") {
     for (size_t i = 1; i <= 2; ++i) {
       if (n.input(i) >= 0 && !g.constant(n.input(i))) return "Clip bounds are not constant";

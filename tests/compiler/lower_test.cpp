@@ -212,7 +212,7 @@ class LowerTest : public ::testing::Test {
     auto dev = compile_graph(*g, co, name + ".onnx");
     // The oracle runs every ONNX node as written: no folding or fusion on the host side.
     co.host_only = true;
-    co.passes.disable = {"fold-batchnorm", "fuse-bias", "fuse-activation"};
+    co.passes.disable = {"fuse-gelu", "fold-batchnorm", "fuse-bias", "fuse-activation"};
     auto host = compile_graph(std::move(*g), co, name + ".onnx");
     if (!dev || !host) {
       ADD_FAILURE() << "compile: " << (dev ? host.error().message : dev.error().message);
@@ -583,6 +583,63 @@ INSTANTIATE_TEST_SUITE_P(Lower, Activations,
                            return std::string(p.param.op) +
                                   (p.param.fused ? "_fused" : "_standalone");
                          });
+
+// GELU as exporters before opset 20 write it (x * 0.5 * (1 + erf(x / sqrt(2))), in the three
+// orders of the Muls) becomes one ACTIVATION command on the device (fuse-gelu), matching the
+// formula run node by node on the host.
+class GeluForms : public LowerTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(GeluForms, FuseIntoOneDeviceActivation) {
+  ModelBuilder b(13);
+  input(b, "x", {2, 3, 8});
+  b.init_f("sqrt2", {}, {1.4142135f});
+  b.init_f("one", {}, {1.0f});
+  b.init_f("half", {}, {0.5f});
+  b.node("Div", {"x", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"one", "e"}, {"p"});
+  switch (GetParam()) {
+    case 0:  // torch.onnx: (x * p) * 0.5
+      b.node("Mul", {"x", "p"}, {"t"});
+      b.node("Mul", {"t", "half"}, {"y"});
+      break;
+    case 1:  // (x * 0.5) * p
+      b.node("Mul", {"half", "x"}, {"h"});
+      b.node("Mul", {"h", "p"}, {"y"});
+      break;
+    default:  // x * (p * 0.5)
+      b.node("Mul", {"p", "half"}, {"t"});
+      b.node("Mul", {"t", "x"}, {"y"});
+      break;
+  }
+  b.output("y");
+  auto r = run_both(b, range(-4.0f, 4.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.device_ops, 1u) << r->dev.partition_report;
+  EXPECT_EQ(r->count("activation"), 1u) << r->layer_list();
+  EXPECT_EQ(r->layers.size(), 1u) << r->layer_list();
+}
+
+INSTANTIATE_TEST_SUITE_P(Lower, GeluForms, ::testing::Values(0, 1, 2));
+
+// An intermediate of the formula read elsewhere keeps the nodes as written (and right).
+TEST_F(LowerTest, GeluFormulaWithASecondReaderIsNotFused) {
+  ModelBuilder b(13);
+  input(b, "x", {2, 8});
+  b.init_f("sqrt2", {}, {1.4142135f});
+  b.init_f("one", {}, {1.0f});
+  b.init_f("half", {}, {0.5f});
+  b.node("Div", {"x", "sqrt2"}, {"d"});
+  b.node("Erf", {"d"}, {"e"});
+  b.node("Add", {"e", "one"}, {"p"});
+  b.node("Mul", {"x", "p"}, {"t"});
+  b.node("Mul", {"t", "half"}, {"y"});
+  b.output("y");
+  b.output("e");  // read outside the formula
+  auto r = run_both(b, range(-4.0f, 4.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.device_ops, 5u) << r->dev.partition_report;
+}
 
 TEST_F(LowerTest, NhwcInputTransposedIntoConvIsZeroCopy) {
   ModelBuilder b;

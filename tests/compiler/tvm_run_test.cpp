@@ -391,7 +391,7 @@ TEST_F(TvmRun, NhwcConvAndPoolWithAttributes) {
   EXPECT_EQ(r->host_ops, 0u);
 }
 
-// Elementwise composites, sigmoid/tanh, and gelu (the registry's Gelu, a host operator).
+// Elementwise composites, sigmoid/tanh, and gelu (the registry's Gelu: the device's erf GELU).
 TEST_F(TvmRun, ElementwiseAndActivations) {
   TvmGraph t;
   const int x = t.input("x", {2, 8}), y = t.input("y", {8});
@@ -412,8 +412,26 @@ TEST_F(TvmRun, ElementwiseAndActivations) {
   }
   auto r = check(t, {}, {{"x", f32({2, 8}, xv)}, {"y", f32({8}, yv)}}, {f32({2, 8}, want)});
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->device_ops, 6u);
-  EXPECT_EQ(r->host_ops, 1u);  // Gelu
+  EXPECT_EQ(r->device_ops, 7u);
+  EXPECT_EQ(r->host_ops, 0u);
+}
+
+// Gelu with approximate="tanh" stays on the host: the device's GELU is the erf form.
+TEST_F(TvmRun, GeluTanhRunsOnTheHost) {
+  TvmGraph t;
+  const int x = t.input("x", {2, 8});
+  t.head(t.kernel1("relax.nn.gelu_tanh", {{x, 0}}, {2, 8}));
+  const F xv = rnd(16, 21);
+  F want(16);
+  for (size_t i = 0; i < 16; ++i) {
+    const double v = xv[i];
+    want[i] = static_cast<float>(
+        0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v))));
+  }
+  auto r = check(t, {}, {{"x", f32({2, 8}, xv)}}, {f32({2, 8}, want)});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->device_ops, 0u);
+  EXPECT_EQ(r->host_ops, 1u);
 }
 
 // Heads may repeat an entry or name an input (a pass-through): each still gets its output_<k>.
