@@ -32,7 +32,10 @@ bool has_dynamic_batch(const TensorDesc& d) {
 /// Appends a slice's outputs to `outputs` along dim 0.
 Expected<void> append_slice(const ModelState& m, const SlicePlan& plan, Arrays& outputs,
                             Arrays&& slice) {
-  for (auto& [name, a] : slice) {
+  for (auto& entry : slice) {
+    // Named, not a structured binding: lambdas may not capture those before Clang 16.
+    const std::string& name = entry.first;
+    auto& a = entry.second;
     const bool batched = std::any_of(m.outputs.begin(), m.outputs.end(), [&](const TensorDesc& d) {
       return d.name == name && has_dynamic_batch(d);
     });
@@ -82,7 +85,9 @@ SlicePlan dynamic_batch_plan(const ModelState& m, const Arrays& inputs) {
   }
   const int64_t given = plan.given, compiled = plan.per_slice;
   if (compiled <= 0 || given == compiled || given % compiled != 0 || given == 0) return {};
-  for (const auto& [name, a] : inputs) {
+  for (const auto& entry : inputs) {
+    const std::string& name = entry.first;
+    const NpyArray& a = entry.second;
     const bool batched = std::any_of(m.inputs.begin(), m.inputs.end(), [&](const TensorDesc& d) {
       return d.name == name && has_dynamic_batch(d) && !a.shape.empty() && a.shape[0] == given;
     });

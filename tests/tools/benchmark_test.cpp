@@ -4,6 +4,7 @@
 // object of --json (checked with nlohmann-json), and the flag errors (one line, exit 1).
 // Timings are only checked for consistency, never against a wall-clock bound.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -30,13 +31,17 @@ const fs::path kModelDir = fs::path(NPU_SOURCE_DIR) / "models" / "fashion_mnist"
 class Benchmark : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new fs::path(work_dir("benchmark"));
+    // ctest runs each test in its own process, two at a time: a directory per process, or
+    // one process's set-up deletes the package the other is running.
+    dir_ = new fs::path(work_dir("benchmark_" + std::to_string(::getpid())));
     const auto r = run({NPU_COMPILE_PATH, (kModelDir / "fashion_mnist.onnx").string(), "-o",
                         (*dir_ / "fm.npub").string()},
                        *dir_);
     ASSERT_EQ(r.status, 0) << r.err;
   }
   static void TearDownTestSuite() {
+    std::error_code ec;
+    fs::remove_all(*dir_, ec);
     delete dir_;
     dir_ = nullptr;
   }
