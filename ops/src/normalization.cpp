@@ -11,7 +11,6 @@
 // mean and inv_std are rounded to float32 before they are used, as ONNX's reference does.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "common.h"
@@ -141,7 +140,7 @@ HostOutputs channel_runs(const OpCall& c, const NpyArray& x, const NpyArray& sca
   });
 }
 
-/// X of rank >= 2 ([N, C, ...]) and its float parameters `names` (inputs 1, 2).
+/// Checks X (rank >= 2, [N, C, ...]) and returns its parameters, inputs 1 and 2, of X's dtype.
 Expected<std::pair<const NpyArray*, const NpyArray*>> nc_input(const OpCall& c,
                                                                const char* scale_name,
                                                                const char* bias_name) {
