@@ -108,6 +108,7 @@ HostOutputs channel_runs(const OpCall& c, const NpyArray& x, const NpyArray& sca
                          const NpyArray* bias, int64_t channels_per_run, bool per_channel,
                          bool to_float) {
   const Shape& s = x.shape;
+  if (count(s) == 0) return single(NpyArray::zeros(x.dtype, s));  // (C = 0: no runs at all)
   const int64_t channels = s[1];
   int64_t spatial = 1;
   for (size_t d = 2; d < s.size(); ++d) spatial *= s[d];

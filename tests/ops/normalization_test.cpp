@@ -146,6 +146,24 @@ TEST(HostOpsGroupNormalization, ScaleAndBiasPerGroupAt18PerChannelAt21) {
                      {2, 2, 2}, std::vector<double>(iv.begin(), iv.end()));
 }
 
+TEST(HostOpsGroupNormalization, EmptyInputs) {
+  // No channels: every num_groups divides 0, the output is as empty as X.
+  const NpyArray x = f32({1, 0, 2}, {});
+  const NpyArray g2 = f32({2}, {1, 1});
+  EXPECT_EQ(output("GroupNormalization", {&x, &g2, &g2}, {{"num_groups", 2}, {"_opset", 18}}), x);
+  const NpyArray e = f32({2, 4, 0}, {});
+  const NpyArray c4 = f32({4}, {1, 1, 1, 1});
+  EXPECT_EQ(output("GroupNormalization", {&e, &c4, &c4}, {{"num_groups", 2}, {"_opset", 21}}), e);
+  // LayerNormalization over an empty axis: Mean and InvStdDev are NaN (0 / 0) per row.
+  const NpyArray l = f32({2, 0}, {});
+  const NpyArray s0 = f32({0}, {});
+  auto r = outputs("LayerNormalization", {&l, &s0}, json::object(), 2);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0], l);
+  ASSERT_EQ(r[1].shape, (Shape{2, 1}));
+  EXPECT_TRUE(std::isnan(r[1].values<float>()[0]));
+}
+
 TEST(HostOpsGroupNormalization, Errors) {
   const NpyArray x = f32({1, 4, 1}, {1, 3, 2, 6});
   const NpyArray g2 = f32({2}, {1, 1}), c4 = f32({4}, {1, 1, 1, 1});
