@@ -27,7 +27,11 @@ bool parameter_slot(const Node& n, size_t i) {
   if (op == "Gemm") return i >= 1;
   if (op == "MatMul" || op == "MatMulInteger") return i >= 1;
   if (op == "QuantizeLinear" || op == "DequantizeLinear") return i >= 1;
-  if (op == "BatchNormalization" || op == "InstanceNormalization") return i >= 1;
+  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "LayerNormalization" ||
+      op == "GroupNormalization") {
+    return i >= 1;
+  }
+  if (op == "CumSum" || op == "Trilu") return i == 1;  // the axis, the diagonal
   if (op == "Clip" || op == "Reshape" || op == "Pad" || op == "Squeeze" || op == "Unsqueeze" ||
       op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "TopK") {
     return i >= 1;

@@ -50,7 +50,13 @@
 // - the data-movement, shape and comparison ops of host_ops_tensor (Concat, Split, Gather,
 //   Slice, Pad, Tile, Expand, Squeeze, Unsqueeze, Cast, Shape, Size, Range, ConstantOfShape,
 //   Where, Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Floor, Ceil,
-//   Round).
+//   Round);
+// - LayerNormalization (axis, epsilon; optional Mean and InvStdDev outputs, float32),
+//   InstanceNormalization, GroupNormalization (opset 18: scale and bias per group; 21: per
+//   channel), float32 and float64, statistics in double;
+// - ArgMax, ArgMin (keepdims, select_last_index; int64 out), TopK (K as attribute k before
+//   opset 10, input from 10; largest, sorted; ties: the lower index first), numeric;
+//   CumSum (axis input, exclusive, reverse); Trilu (upper, k input; any dtype).
 // Not supported: float16 arithmetic; ConvInteger/QLinearConv of 3+ spatial dims.
 //
 // Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
