@@ -29,7 +29,8 @@ bool parameter_slot(const Node& n, size_t i) {
   if (op == "QuantizeLinear" || op == "DequantizeLinear") return i >= 1;
   if (op == "BatchNormalization" || op == "InstanceNormalization") return i >= 1;
   if (op == "Clip" || op == "Reshape" || op == "Pad" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "TopK") {
+      op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "TopK" ||
+      op == "Resize" || op == "Upsample") {
     return i >= 1;
   }
   if (op.rfind("Reduce", 0) == 0) return i >= 1;

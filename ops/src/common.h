@@ -3,7 +3,9 @@
 // `detail::<Host>(const OpCall&)`, declared below from the table (elementwise.cpp: elementwise,
 // softmax and shape ops; nn.cpp: matmul, Gemm, convolution, pooling, normalization and
 // reductions; quant.cpp: the quantized operators; tensor.cpp: data movement; convert.cpp:
-// Cast, shapes, comparisons, rounding). Rows of one family share an implementation that reads
+// Cast, shapes, comparisons, rounding; gather_scatter.cpp: GatherElements, ScatterND;
+// depth_space.cpp: DepthToSpace, SpaceToDepth; resize.cpp: Resize, Upsample; einsum.cpp:
+// Einsum). Rows of one family share an implementation that reads
 // the row (c.schema: its Code and attribute defaults). run() (run.cpp) has already checked the
 // opset, the attributes against the schema, input 0's dtype against the row's Types and every
 // input with check_npy() when it calls one, and it turns exceptions into errors
