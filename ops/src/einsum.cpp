@@ -5,8 +5,8 @@
 // "..." standing for the dims its input has beyond its letters, and the ellipsis dims of all
 // inputs broadcast against each other (right-aligned; size 1 stretches). A letter repeated
 // within a term takes the diagonal; a letter's size must be the same wherever it appears. With
-// "->" the output is the term after it (each label once; a "..." there places the broadcast
-// dims, and without one they are summed); without it (implicit form) the output is the
+// "->" the output is the term after it (each label once; it needs a "..." when the inputs'
+// ellipses stand for dims, as NumPy requires); without it (implicit form) the output is the
 // ellipsis dims followed by the letters that appear exactly once, in ASCII order. Every label
 // not in the output is summed over. Floats accumulate in double; integers wrap as NumPy's do.
 //
@@ -159,6 +159,10 @@ Expected<Plan> plan(const OpCall& c, const Equation& e, std::span<const NpyArray
   std::vector<bool> in_out(nlabels, false);
   if (e.output) {
     const Term& t = *e.output;
+    if (t.ellipsis < 0 && ell > 0) {
+      return op_error(c, "the output term needs '...' for the " + std::to_string(ell) +
+                             " broadcast dims of the inputs");
+    }
     for (size_t k = 0; k <= t.labels.size(); ++k) {
       if (static_cast<int>(k) == t.ellipsis) {
         for (int64_t j = 0; j < ell; ++j) p.out_labels.push_back(kLetters + static_cast<int>(j));
@@ -193,8 +197,8 @@ Expected<Plan> plan(const OpCall& c, const Equation& e, std::span<const NpyArray
   return p;
 }
 
-/// The accumulator of T: double for floats, a same-signedness 64-bit integer computed with
-/// unsigned (wrapping) arithmetic otherwise.
+/// The accumulator of T: double for floats; for integers uint64 (wrapping arithmetic),
+/// converted back modulo 2^N as NumPy's fixed-width integers wrap.
 template <typename T>
 using Acc = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
 
