@@ -1,5 +1,6 @@
 // Private: what the tensor operators (tensor.cpp: data movement; convert.cpp: Cast, shapes,
-// comparisons, rounding; gather_scatter.cpp, resize.cpp) share. Errors are "<op>: <what>" (common.h).
+// comparisons, rounding; gather_scatter.cpp, resize.cpp) share. Errors are "<op>: <what>"
+// (common.h).
 #pragma once
 
 #include <cstddef>
