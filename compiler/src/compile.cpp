@@ -33,7 +33,8 @@ bool parameter_slot(const Node& n, size_t i) {
   }
   if (op == "CumSum" || op == "Trilu") return i == 1;  // the axis, the diagonal
   if (op == "Clip" || op == "Reshape" || op == "Pad" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "TopK") {
+      op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "TopK" ||
+      op == "Resize" || op == "Upsample") {
     return i >= 1;
   }
   if (op.rfind("Reduce", 0) == 0) return i >= 1;

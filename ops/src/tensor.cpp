@@ -73,44 +73,6 @@ Expected<Shape> required_ints(const OpCall& c, size_t i, const char* name) {
   return std::move(**v);
 }
 
-/// Output element at index (i0, i1, ...) is x's element at (maps[0][i0], maps[1][i1], ...),
-/// with x seen as `in_shape`; a -1 in any map selects `fill` (one element's bytes) instead.
-Expected<NpyArray> remap(const OpCall& c, const NpyArray& x, const Shape& in_shape,
-                         const std::vector<Shape>& maps, std::span<const std::byte> fill = {}) {
-  Shape shape;
-  for (const Shape& m : maps) shape.push_back(static_cast<int64_t>(m.size()));
-  auto out = alloc_output(c, x.dtype, shape);
-  if (!out || out->data.empty()) return out;
-  const size_t es = format::dtype_size(x.dtype);
-  const size_t rank = maps.size();
-  if (rank == 0) {
-    copy_bytes(out->data.data(), x.data.data(), es);
-    return out;
-  }
-  std::vector<std::byte> pad(es);
-  if (fill.size() == es) std::copy(fill.begin(), fill.end(), pad.begin());
-  Shape stride(rank, 1);
-  for (size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * in_shape[d + 1];
-  const Shape outer(shape.begin(), shape.end() - 1);
-  Shape idx(rank - 1, 0);
-  std::byte* dst = out->data.data();
-  do {
-    int64_t base = 0;
-    bool padded = false;
-    for (size_t d = 0; d + 1 < rank; ++d) {
-      const int64_t m = maps[d][idx[d]];
-      padded = padded || m < 0;
-      base += m * stride[d];
-    }
-    for (int64_t m : maps.back()) {
-      const std::byte* src = padded || m < 0 ? pad.data() : x.data.data() + (base + m) * es;
-      std::memcpy(dst, src, es);
-      dst += es;
-    }
-  } while (next_index(idx, outer));
-  return out;
-}
-
 // ---- ops ----
 
 /// Split's chunk sizes along an axis of size `dim`.
@@ -206,6 +168,42 @@ int64_t pad_source(const std::string& mode, int64_t j, int64_t dim) {
 
 void copy_bytes(std::byte* dst, const std::byte* src, size_t n) {
   if (n) std::memcpy(dst, src, n);
+}
+
+Expected<NpyArray> remap(const OpCall& c, const NpyArray& x, const Shape& in_shape,
+                         const std::vector<Shape>& maps, std::span<const std::byte> fill) {
+  Shape shape;
+  for (const Shape& m : maps) shape.push_back(static_cast<int64_t>(m.size()));
+  auto out = alloc_output(c, x.dtype, shape);
+  if (!out || out->data.empty()) return out;
+  const size_t es = format::dtype_size(x.dtype);
+  const size_t rank = maps.size();
+  if (rank == 0) {
+    copy_bytes(out->data.data(), x.data.data(), es);
+    return out;
+  }
+  std::vector<std::byte> pad(es);
+  if (fill.size() == es) std::copy(fill.begin(), fill.end(), pad.begin());
+  Shape stride(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;) stride[d] = stride[d + 1] * in_shape[d + 1];
+  const Shape outer(shape.begin(), shape.end() - 1);
+  Shape idx(rank - 1, 0);
+  std::byte* dst = out->data.data();
+  do {
+    int64_t base = 0;
+    bool padded = false;
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      const int64_t m = maps[d][idx[d]];
+      padded = padded || m < 0;
+      base += m * stride[d];
+    }
+    for (int64_t m : maps.back()) {
+      const std::byte* src = padded || m < 0 ? pad.data() : x.data.data() + (base + m) * es;
+      std::memcpy(dst, src, es);
+      dst += es;
+    }
+  } while (next_index(idx, outer));
+  return out;
 }
 
 const json* find_attr(const OpCall& c, const char* name) {

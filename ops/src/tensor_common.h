@@ -1,8 +1,10 @@
 // Private: what the tensor operators (tensor.cpp: data movement; convert.cpp: Cast, shapes,
-// comparisons, rounding) share. Errors are "<op>: <what>" (common.h).
+// comparisons, rounding; gather_scatter.cpp, resize.cpp) share. Errors are "<op>: <what>"
+// (common.h).
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 
 #include "common.h"
@@ -19,6 +21,11 @@ Expected<Shape> int_values(const OpCall& c, const NpyArray& a, const std::string
 HostOutputs one(Expected<NpyArray> r);
 /// x broadcast to `shape` (which broadcast() accepted).
 Expected<NpyArray> broadcast_to(const OpCall& c, const NpyArray& x, const Shape& shape);
+/// Output element at index (i0, i1, ...) is x's element at (maps[0][i0], maps[1][i1], ...),
+/// with x seen as `in_shape`; a -1 in any map selects `fill` (one element's bytes, zeros when
+/// empty) instead. The output (shape: the maps' sizes) is capped by alloc_output().
+Expected<NpyArray> remap(const OpCall& c, const NpyArray& x, const Shape& in_shape,
+                         const std::vector<Shape>& maps, std::span<const std::byte> fill = {});
 /// x converted element-wise to `to` with Cast's rules (convert.cpp).
 Expected<NpyArray> convert_to(const OpCall& c, const NpyArray& x, DType to);
 

@@ -73,8 +73,10 @@ TEST(OpSet, RegistrySchemasMatchOnnx) {
     }
     // Attributes of opsets newer than the installed ONNX (1.12, opset 17) that the
     // implementations follow: Reduce*-18 noop_with_empty_axes, Split-18 num_outputs,
-    // AveragePool-19 dilations.
-    const std::set<std::string> newer = {"noop_with_empty_axes", "num_outputs", "dilations"};
+    // AveragePool-19 dilations, Resize-18 antialias, axes and keep_aspect_ratio_policy.
+    const std::set<std::string> newer = {
+        "noop_with_empty_axes",    "num_outputs", "dilations", "antialias", "axes",
+        "keep_aspect_ratio_policy"};
     for (const ops::AttrSchema& a : s.attributes) {
       EXPECT_TRUE(onnx_attrs.count(a.name) || (newer.count(a.name) && s.until > newest))
           << "attribute '" << a.name << "' is not ONNX's";

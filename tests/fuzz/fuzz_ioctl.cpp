@@ -72,7 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                            static_cast<off_t>(i.mmap_offset + (in.get<uint8_t>() & 1 ? 4096 : 0)));
         if (p == MAP_FAILED) break;
         const auto bytes = in.bytes(std::min<size_t>(len, 4096));
-        std::memcpy(p, bytes.data(), std::min(bytes.size(), len));
+        if (!bytes.empty()) std::memcpy(p, bytes.data(), std::min(bytes.size(), len));
         maps.emplace_back(p, len);
         break;
       }
@@ -116,7 +116,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           void* p = kmd.mmap(nullptr, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd,
                              static_cast<off_t>(i.mmap_offset));
           if (p != MAP_FAILED) {
-            std::memcpy(p, cmd.data(), cmd.size());
+            if (!cmd.empty()) std::memcpy(p, cmd.data(), cmd.size());
             kmd.munmap(p, i.size);
           }
         }

@@ -1,6 +1,7 @@
 // Test helpers: build small arrays and call an operator through npu::ops::run() with JSON
 // attributes ("_opset" 17 unless given), checking that an error is one line that starts
-// with the op's name. Header-only, for the tests of tests/ops/.
+// with the op's name; a default-opset front end to op_test_util.h. Header-only, for the tests
+// of tests/ops/.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,24 +15,21 @@
 
 #include "npu/ops/ops.h"
 #include "npu/ops/registry.h"
+#include "op_test_util.h"
 
 namespace npu::ops::testing {
 
 using format::DType;
 using format::NpyArray;
-using json = nlohmann::json;
-using Shape = std::vector<int64_t>;
-using Ins = std::vector<const NpyArray*>;
+using test::f32;
+using test::i64;
+using test::Ins;
+using test::json;
+using test::Shape;
 
 template <typename T>
 NpyArray arr(Shape s, std::vector<T> v) {
   return NpyArray::of<T>(std::move(s), v);
-}
-inline NpyArray f32(Shape s, std::vector<float> v) {
-  return arr<float>(std::move(s), std::move(v));
-}
-inline NpyArray i64(Shape s, std::vector<int64_t> v) {
-  return arr<int64_t>(std::move(s), std::move(v));
 }
 /// A 0-d int64 tensor.
 inline NpyArray scalar_i64(int64_t v) {
@@ -41,8 +39,7 @@ inline NpyArray scalar_i64(int64_t v) {
 inline Expected<std::vector<NpyArray>> call(std::string_view op, Ins ins,
                                             json attrs = json::object(), size_t num_outputs = 1,
                                             const RunOptions& options = {}) {
-  if (!attrs.contains("_opset")) attrs["_opset"] = 17;
-  return run(op, attrs.dump(), ins, num_outputs, options);
+  return test::run_op(op, ins, std::move(attrs), 17, options, num_outputs);
 }
 
 /// The outputs of a call expected to succeed (empty after a failure, which is reported).
@@ -61,16 +58,10 @@ inline NpyArray output(std::string_view op, Ins ins, json attrs = json::object()
   return r.empty() ? NpyArray{} : r[0];
 }
 
-/// The error message of a call expected to fail.
+/// The error message of a call expected to fail (one line, "<op>: ...").
 inline std::string error_of(std::string_view op, Ins ins, json attrs = json::object(),
                             size_t num_outputs = 1) {
-  auto r = call(op, std::move(ins), std::move(attrs), num_outputs);
-  EXPECT_FALSE(r) << op << " unexpectedly succeeded";
-  if (r) return "";
-  const std::string& m = r.error().message;
-  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  EXPECT_EQ(m.rfind(std::string(op) + ": ", 0), 0u) << m;
-  return m;
+  return test::one_line_error(op, call(op, std::move(ins), std::move(attrs), num_outputs));
 }
 
 /// Expects `got` to hold `want` within a relative 1e-6 (float) and to have shape `shape`.

@@ -14,6 +14,7 @@
 
 #include "npu/ops/ops.h"
 #include "npu/ops/registry.h"
+#include "op_test_util.h"
 
 namespace {
 
@@ -65,13 +66,7 @@ NpyArray run1(std::string_view op, Ins ins, json attrs = json::object()) {
 /// The error message of a call expected to fail.
 std::string error_of(std::string_view op, Ins ins, json attrs = json::object(),
                      size_t num_outputs = 1) {
-  auto r = run(op, std::move(ins), std::move(attrs), num_outputs);
-  EXPECT_FALSE(r) << op << " unexpectedly succeeded";
-  if (r) return "";
-  const std::string& m = r.error().message;
-  EXPECT_EQ(m.find('\n'), std::string::npos) << m;
-  EXPECT_EQ(m.rfind(std::string(op) + ": ", 0), 0u) << m;
-  return m;
+  return npu::ops::test::one_line_error(op, run(op, std::move(ins), std::move(attrs), num_outputs));
 }
 
 TEST(HostOpsTensorTable, TheRegistryHasTheOpsWithHostImplementations) {

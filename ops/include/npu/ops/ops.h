@@ -57,6 +57,13 @@
 // - ArgMax, ArgMin (keepdims, select_last_index; int64 out), TopK (K as attribute k before
 //   opset 10, input from 10; largest, sorted; ties: the lower index first), numeric;
 //   CumSum (axis input, exclusive, reverse); Trilu (upper, k input; any dtype).
+// - GatherElements, ScatterND (reduction none/add/mul, max/min from opset 18; negative
+//   indices; an index out of range is an error), DepthToSpace (DCR, CRD), SpaceToDepth (every
+//   dtype);
+// - Resize (opsets 10-19: scales or sizes, roi, axes, keep_aspect_ratio_policy; nearest with
+//   every nearest_mode, n-d linear and cubic with exclude_outside and antialias; every
+//   coordinate_transformation_mode incl. tf_crop_and_resize) and Upsample (opsets 7-9);
+// - Einsum (numeric; explicit or implicit output, ellipsis broadcasting, diagonals, sums).
 // Not supported: float16 arithmetic; ConvInteger/QLinearConv of 3+ spatial dims.
 //
 // Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
