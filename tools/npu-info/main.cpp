@@ -8,7 +8,6 @@
 #include "cli.h"
 #include "npu/device.h"
 #include "npu/device_report.h"
-#include "npu/unix_kernel.h"
 
 namespace {
 
@@ -45,12 +44,6 @@ static int tool_main(int argc, char** argv) {
   auto report = npu::query_device_report(*dev);
   if (!report) return fail(report.error().message);
   std::cout << (json ? npu::device_report_json(*report) : npu::format_device_report(*report));
-  // A device served by npu-daemon: its clients and the memory they hold (text mode).
-  if (const std::string& path = dev->path(); !json && path.starts_with("unix:")) {
-    auto clients = npu::daemon_status_report(path.substr(5));
-    if (!clients) return fail(clients.error().message);
-    std::cout << *clients;
-  }
   std::cout.flush();
   if (!std::cout) return fail("cannot write to standard output");
   return 0;

@@ -74,6 +74,11 @@ Expected<DeviceReport> query_device_report(const Device& device) {
   auto counters = device.counters();
   if (!counters) return counters.error();
   r.counters = *counters;
+  if (r.device.starts_with("unix:")) {
+    auto st = daemon_status_of_others(r.device.substr(5));
+    if (!st) return st.error();
+    r.daemon = std::move(*st);
+  }
   return r;
 }
 
@@ -175,6 +180,7 @@ std::string format_device_report(const DeviceReport& r) {
     row(fmt::format("{}", name),
         fmt::format("{} busy cycles, {} commands", c.busy_cycles[id], c.commands[id]));
   }
+  if (r.daemon) out += format_daemon_status(r.device.substr(5), *r.daemon);
   return out;
 }
 
@@ -242,6 +248,20 @@ std::string device_report_json(const DeviceReport& r) {
       {"vector_elements", c.vector_elements},
       {"semaphore_stall_cycles", c.semaphore_stall_cycles},
   };
+  if (r.daemon) {
+    json clients = json::array();
+    for (const npu_daemon_client& d : r.daemon->clients) {
+      clients.push_back({{"client_id", d.client_id},
+                         {"pid", d.pid},
+                         {"bos", d.bos},
+                         {"bo_bytes", d.bo_bytes},
+                         {"contexts", d.contexts}});
+    }
+    j["daemon"] = {{"socket", r.device.substr(5)},
+                   {"clients_served", r.daemon->summary.clients_served},
+                   {"bo_memory", r.daemon->summary.bo_memory},
+                   {"clients", std::move(clients)}};
+  }
   return j.dump(2) + "\n";
 }
 

@@ -305,7 +305,7 @@ uint32_t UnixKernel::client_id(int fd) {
   return conn == nullptr ? 0 : conn->client_id;
 }
 
-Expected<std::string> daemon_status_report(const std::string& socket_path) {
+Expected<DaemonStatus> daemon_status_of_others(const std::string& socket_path) {
   UnixKernel k(socket_path);
   const int fd = k.open(socket_path);
   if (fd < 0) return make_error(errno, "socket " + socket_path + ": " + std::strerror(errno));
@@ -313,16 +313,26 @@ Expected<std::string> daemon_status_report(const std::string& socket_path) {
   const uint32_t self = k.client_id(fd);
   k.close(fd);
   if (!st) return st.error();
+  std::erase_if(st->clients, [&](const npu_daemon_client& c) { return c.client_id == self; });
+  st->summary.num_clients = static_cast<uint32_t>(st->clients.size());
+  return st;
+}
+
+std::string format_daemon_status(const std::string& socket_path, const DaemonStatus& st) {
   std::string out =
       fmt::format("daemon {}: {} client(s) besides this one, {} served, {} bytes of BO memory\n",
-                  socket_path, st->summary.num_clients > 0 ? st->summary.num_clients - 1 : 0,
-                  st->summary.clients_served, st->summary.bo_memory);
-  for (const auto& c : st->clients) {
-    if (c.client_id == self) continue;
+                  socket_path, st.clients.size(), st.summary.clients_served, st.summary.bo_memory);
+  for (const auto& c : st.clients) {
     out += fmt::format("  client {} pid {}: {} bo(s) {} bytes, {} context(s)\n", c.client_id, c.pid,
                        c.bos, c.bo_bytes, c.contexts);
   }
   return out;
+}
+
+Expected<std::string> daemon_status_report(const std::string& socket_path) {
+  auto st = daemon_status_of_others(socket_path);
+  if (!st) return st.error();
+  return format_daemon_status(socket_path, *st);
 }
 
 }  // namespace npu

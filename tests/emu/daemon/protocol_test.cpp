@@ -8,9 +8,12 @@
 #include <atomic>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "daemon_fixture.h"
 #include "npu/daemon/server_thread.h"
 #include "npu/daemon_wire.h"
+#include "npu/device_report.h"
 #include "npu/emu/kmd.h"
 
 namespace npu::daemon::test {
@@ -235,6 +238,42 @@ TEST_F(DaemonProtocol, StatusReportNamesTheOtherClients) {
   auto missing = daemon_status_report("/nonexistent/npu.sock");
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.error().message.find("socket /nonexistent/npu.sock: "), std::string::npos);
+}
+
+// npu-info's report of a unix: device (DeviceReport::daemon, text and JSON): the other
+// clients and what each holds, without the report's own connection.
+TEST_F(DaemonProtocol, DeviceReportListsTheDaemonsOtherClients) {
+  RawClient b(server_->socket_path());
+  b.bo(8192);
+  b.ctx();
+  auto dev = Device::open("unix:" + server_->socket_path());
+  ASSERT_TRUE(dev) << dev.error().message;
+  auto report = query_device_report(*dev);
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_TRUE(report->daemon.has_value());
+  const auto j = nlohmann::json::parse(device_report_json(*report));
+  ASSERT_TRUE(j.contains("daemon")) << j.dump(2);
+  EXPECT_EQ(j["daemon"]["socket"], server_->socket_path());
+  EXPECT_EQ(j["daemon"]["bo_memory"], 8192);
+  // `dev` itself is a client too; the report's own STATUS connection is not listed.
+  ASSERT_EQ(j["daemon"]["clients"].size(), 2u) << j.dump(2);
+  bool found = false;
+  for (const auto& c : j["daemon"]["clients"]) {
+    if (c["client_id"] != b.id()) continue;
+    found = true;
+    EXPECT_EQ(c["bos"], 1);
+    EXPECT_EQ(c["bo_bytes"], 8192);
+    EXPECT_EQ(c["contexts"], 1);
+    EXPECT_EQ(c["pid"], ::getpid());
+  }
+  EXPECT_TRUE(found) << j.dump(2);
+  const std::string text = format_device_report(*report);
+  EXPECT_NE(text.find(": 2 client(s) besides this one"), std::string::npos) << text;
+  EXPECT_NE(text.find("  client " + std::to_string(b.id()) + " pid "), std::string::npos) << text;
+  // A device not served by a daemon has no daemon key.
+  DeviceReport local = *report;
+  local.daemon.reset();
+  EXPECT_FALSE(nlohmann::json::parse(device_report_json(local)).contains("daemon"));
 }
 
 TEST_F(DaemonProtocol, MappedPagesAreTheDevicesPages) {

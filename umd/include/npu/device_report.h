@@ -2,17 +2,20 @@
 // renderings (a human-readable table and a stable JSON object, keys in docs/tools.md).
 //
 // Semantics: query_device_report() reads Device::params() (read once at open) and issues
-// QUERY ENGINE_INFO and QUERY COUNTERS. The formatters are pure functions of the report.
+// QUERY ENGINE_INFO and QUERY COUNTERS; for a device served by npu-daemon ("unix:PATH") it
+// also asks the daemon for its other clients. The formatters are pure functions of the report.
 // Errors: those of the queries, e.g. "query counters: fd 5: QUERY failed: Invalid argument".
 // Threading/lifetime: plain values.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "npu/device.h"
 #include "npu/expected.h"
+#include "npu/unix_kernel.h"
 #include "npu_accel.h"
 
 namespace npu {
@@ -22,6 +25,8 @@ struct DeviceReport {
   DeviceParams params;
   std::vector<EngineInfo> engines;
   drm_npu_counters counters{};
+  /// "unix:PATH" devices: the daemon's other clients and the BO memory alive in it.
+  std::optional<DaemonStatus> daemon;
 };
 
 /// Reads params, engine info and counters of `device`.

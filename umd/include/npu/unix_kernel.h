@@ -37,10 +37,17 @@ struct DaemonStatus {
   std::vector<npu_daemon_client> clients;
 };
 
-/// The daemon serving `socket_path`, as text: a summary line ("daemon PATH: 2 client(s)
-/// besides this one, 7 served, 12288 bytes of BO memory") and one line per other client with
-/// its BOs, their bytes and its contexts. It asks over a connection of its own, which it
-/// leaves out. `npu-daemon --status` and `npu-info --device unix:PATH` print it.
+/// The daemon serving `socket_path` as another client sees it: STATUS asked over a connection
+/// of its own, which it leaves out of `clients` and of `summary.num_clients`.
+Expected<DaemonStatus> daemon_status_of_others(const std::string& socket_path);
+
+/// `st` (from daemon_status_of_others) as text: a summary line ("daemon PATH: 2 client(s)
+/// besides this one, 7 served, 12288 bytes of BO memory") and one line per client with its
+/// BOs, their bytes and its contexts.
+std::string format_daemon_status(const std::string& socket_path, const DaemonStatus& st);
+
+/// daemon_status_of_others() formatted: what `npu-daemon --status` and `npu-info --device
+/// unix:PATH` print.
 Expected<std::string> daemon_status_report(const std::string& socket_path);
 
 class UnixKernel final : public KernelInterface {
