@@ -20,6 +20,7 @@
 #include "fuzz_input.h"
 #include "npu/daemon/server_thread.h"
 #include "npu/daemon_wire.h"
+#include "npu/log.h"
 #include "npu/unix_kernel.h"
 #include "npu_accel.h"
 #include "npu_daemon.h"
@@ -38,6 +39,10 @@ constexpr std::array<unsigned long, 10> kRequests = {
 const std::string& socket_path() {
   static const std::string path = [] {
     ::setenv("NPU_LOG_LEVEL", "off", 0);  // one log line per connection would drown the output
+    // The logger registry must be built before `keep` below, so that at exit it is destroyed
+    // after `keep` has stopped the server's threads (which log until then): otherwise a
+    // connection thread still logging at exit reads a freed registry.
+    npu::logger("npu-daemon");
     npu::isa::DeviceConfig cfg;
     cfg.watchdog_ms = 20;
     cfg.max_bo_size = 1 << 20;
