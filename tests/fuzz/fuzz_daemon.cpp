@@ -42,7 +42,7 @@ const std::string& socket_path() {
     // The logger registry must be built before `keep` below, so that at exit it is destroyed
     // after `keep` has stopped the server's threads (which log until then): otherwise a
     // connection thread still logging at exit reads a freed registry.
-    npu::logger("npu-daemon");
+    npu::logger("fuzz_daemon");
     npu::isa::DeviceConfig cfg;
     cfg.watchdog_ms = 20;
     cfg.max_bo_size = 1 << 20;
