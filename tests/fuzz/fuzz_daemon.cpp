@@ -31,9 +31,9 @@ using npu::fuzz::now_ns;
 using npu::fuzz::Reader;
 
 constexpr std::array<unsigned long, 10> kRequests = {
-    DRM_IOCTL_NPU_GET_PARAM,   DRM_IOCTL_NPU_QUERY,    DRM_IOCTL_NPU_BO_CREATE,
-    DRM_IOCTL_NPU_BO_INFO,     DRM_IOCTL_NPU_BO_CLOSE, DRM_IOCTL_NPU_CTX_CREATE,
-    DRM_IOCTL_NPU_CTX_DESTROY, DRM_IOCTL_NPU_SUBMIT,   DRM_IOCTL_NPU_WAIT,
+    DRM_IOCTL_NPU_GET_PARAM,        DRM_IOCTL_NPU_QUERY,    DRM_IOCTL_NPU_BO_CREATE,
+    DRM_IOCTL_NPU_BO_INFO,          DRM_IOCTL_NPU_BO_CLOSE, DRM_IOCTL_NPU_CTX_CREATE,
+    DRM_IOCTL_NPU_CTX_DESTROY,      DRM_IOCTL_NPU_SUBMIT,   DRM_IOCTL_NPU_WAIT,
     DRM_IOCTL_NPU_GET_PARAM + 0x100};  // an ioctl number the driver does not know
 
 const std::string& socket_path() {

@@ -6,10 +6,12 @@
 // a 2 s time limit (RunOptions::timeout). Packages whose buffers exceed 64 MiB are only
 // parsed (a fuzz process has 4 GiB).
 // What must hold: no crash, no sanitizer report; run() returns a result or an error.
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <span>
@@ -36,7 +38,18 @@ void run_model(const npu::format::Package& p) {
   uint64_t bytes = 0;
   for (const auto& b : p.metadata.buffers) bytes += b.size;
   if (bytes > (64u << 20)) return;
-  static auto device = npu::Device::open("emu:");
+  // A 200 ms watchdog: a run that hits its time limit destroys its context, which waits for
+  // the running device job; a long job must not hold an input past libFuzzer's timeout.
+  static auto device = [] {
+    const std::string config = "/tmp/fuzz_package_device." + std::to_string(::getpid()) + ".json";
+    if (FILE* f = std::fopen(config.c_str(), "w")) {
+      std::fputs("{\"watchdog_ms\": 200}\n", f);
+      std::fclose(f);
+    }
+    auto d = npu::Device::open("emu:" + config);
+    std::remove(config.c_str());
+    return d;
+  }();
   if (!device) return;
   auto model = npu::Model::load(*device, p, "fuzz.npub");
   if (!model) return;
