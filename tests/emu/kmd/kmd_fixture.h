@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <mutex>
 #include <vector>
 
 #include "npu/emu/kmd.h"
@@ -87,7 +88,10 @@ class Client {
                         static_cast<off_t>(b.mmap_offset));
     EXPECT_NE(p, MAP_FAILED) << std::strerror(errno);
     if (p == MAP_FAILED) return nullptr;
-    maps_.push_back({p, b.size});
+    {
+      std::lock_guard lk(maps_mu_);  // the stress tests map from several threads on one client
+      maps_.push_back({p, b.size});
+    }
     return static_cast<std::byte*>(p);
   }
 
@@ -145,6 +149,7 @@ class Client {
  private:
   Kmd& kmd_;
   int fd_;
+  std::mutex maps_mu_;
   std::vector<std::pair<void*, size_t>> maps_;
 };
 
