@@ -1,14 +1,21 @@
 // The DMA engines' data movement: a strided 3-D box between DRAM (already translated by the
 // MMU to a host pointer at dram_addr) and SRAM. Rows whose DRAM x stride equals the element
 // size are copied with one memcpy; other rows element by element. Padding (loads only) is
-// filled with pad_value's low bytes.
+// filled with pad_value's low bytes. A box of many rows polls for a device reset every 256
+// rows (strides may be 0, so a box that fits in SRAM can still be billions of rows).
 #include <cstdint>
 #include <cstring>
 
+#include "cancel.h"
 #include "ops.h"
 
 namespace npu::emu::kern {
 namespace {
+
+/// True every 256th row once the device was reset (the job stops; its data is undefined).
+bool stop_at(uint64_t row) {
+  return (row & 255) == 255 && cancelled();
+}
 
 void fill(std::byte* dst, uint64_t elems, uint32_t elem_size, uint32_t value) {
   if (elem_size == 1) {
@@ -29,9 +36,11 @@ void dma_load(const npu_cmd_dma& c, std::span<std::byte> sram, std::byte* dram) 
                        c.pad_after[1] | c.pad_after[2]) != 0;
   const bool contiguous_x = c.dram_stride[0] == es;
   std::byte* base = sram.data() + c.sram_addr;
+  uint64_t rows = 0;
   for (uint64_t z = 0; z < pz; ++z) {
     const bool z_in = z >= c.pad_before[2] && z < c.pad_before[2] + uint64_t(c.size[2]);
     for (uint64_t y = 0; y < py; ++y) {
+      if (stop_at(rows++)) return;
       std::byte* row = base + z * c.sram_stride[1] + y * c.sram_stride[0];
       const bool y_in = y >= c.pad_before[1] && y < c.pad_before[1] + uint64_t(c.size[1]);
       if (!z_in || !y_in) {
@@ -59,8 +68,10 @@ void dma_store(const npu_cmd_dma& c, std::span<std::byte> sram, std::byte* dram)
   const uint32_t es = c.elem_size;
   const bool contiguous_x = c.dram_stride[0] == es;
   const std::byte* base = sram.data() + c.sram_addr;
+  uint64_t rows = 0;
   for (uint64_t z = 0; z < c.size[2]; ++z) {
     for (uint64_t y = 0; y < c.size[1]; ++y) {
+      if (stop_at(rows++)) return;
       const std::byte* src = base + z * c.sram_stride[1] + y * c.sram_stride[0];
       std::byte* dst = dram + z * uint64_t(c.dram_stride[2]) + y * uint64_t(c.dram_stride[1]);
       if (contiguous_x) {
