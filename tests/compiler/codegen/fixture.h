@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "npu/codegen/emit.h"
-#include "npu/isa/schedule.h"
 #include "npu/emu/device.h"
+#include "npu/isa/schedule.h"
 
 namespace npu::codegen::testing {
 

@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
-#include <span>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "npu/emu/kmd.h"
