@@ -33,6 +33,10 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <new>
+#include <span>
 #include <thread>
 
 #include "job_state.h"
@@ -103,11 +107,30 @@ struct Engine {
 
 }  // namespace
 
+namespace {
+
+struct FreeDeleter {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+
+std::unique_ptr<std::byte, FreeDeleter> zeroed_bytes(uint64_t size) {
+  void* p = std::calloc(std::max<uint64_t>(size, 1), 1);
+  if (!p) throw std::bad_alloc();
+  return std::unique_ptr<std::byte, FreeDeleter>(static_cast<std::byte*>(p));
+}
+
+}  // namespace
+
 struct Device::Impl {
-  explicit Impl(const isa::DeviceConfig& c) : cfg(c), sram(c.sram_size) {}
+  explicit Impl(const isa::DeviceConfig& c)
+      : cfg(c), sram_memory(zeroed_bytes(c.sram_size)), sram(sram_memory.get(), c.sram_size) {}
 
   const isa::DeviceConfig& cfg;
-  std::vector<std::byte> sram;
+  // SRAM reads as zeros at power-up. calloc gives a large block as fresh zero pages, so opening
+  // a device costs no memset and a job faults in only the SRAM pages it touches (a forking test
+  // runner opens a device per test).
+  std::unique_ptr<std::byte, FreeDeleter> sram_memory;
+  std::span<std::byte> sram;
   JobState job;
 
   std::mutex run_mu;  // serialises run()

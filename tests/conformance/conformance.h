@@ -62,6 +62,11 @@ struct TestOptions {
 /// set (the importer's ENOTSUP errors). FAIL: anything else that is not a match.
 Outcome run_test(const std::string& dir, const Device& device, const TestOptions& options = {});
 
+/// Builds ONNX's operator schema registry, which the importer reads and ONNX builds on first
+/// use (tens of milliseconds, several times that under ASan). The forking runner calls it once
+/// before its first fork, so each child inherits the registry instead of building it again.
+void load_onnx_schemas();
+
 /// The expected-failures list: one test name per line, optionally followed by `# reason`;
 /// blank lines and lines starting with '#' are ignored. Returns name -> reason.
 Expected<std::map<std::string, std::string>> parse_expected_failures(std::string_view text,

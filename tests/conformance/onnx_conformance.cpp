@@ -391,6 +391,7 @@ int main(int argc, char** argv) {
   topts.host_only = o.host_only;
   topts.racecheck = o.racecheck;
   const auto start = Clock::now();
+  if (!o.no_fork) npu::conformance::load_onnx_schemas();
   const int rc = o.no_fork ? run_in_process(tests, o, topts) : run_forked(tests, o, topts);
   if (rc != 0) return rc;
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
