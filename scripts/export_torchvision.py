@@ -6,6 +6,14 @@ For each model M (resnet18, mobilenet_v2, squeezenet1_1 by default) writes:
   OUTDIR/M/model.onnx     opset 13, input `input` float32 [1,3,224,224], output `output` [1,1000]
   OUTDIR/M/input.npy      random input (fixed seed), float32 [1,3,224,224]
   OUTDIR/M/expected.npy   PyTorch's output for it, float32 [1,1000]
+
+M may also be one of the architectures beyond classifiers (issue 13), each with its own input,
+output and opset (see BEYOND below): lraspp_mobilenet_v3_large and deeplabv3_mobilenet_v3_large
+(torchvision segmentation, bilinear Resize heads, output [1,21,224,224]), unet (a small U-Net:
+ConvTranspose upsampling and skip concatenations), lstm_classifier and gru_classifier
+(2-layer bidirectional recurrent classifiers, batch_first), transformer_block (two
+TransformerEncoderLayers with GELU and a final LayerNorm, exported at opset 17 so LayerNorm is
+one LayerNormalization node).
   OUTDIR/M/torch_ms.txt   median wall time of one PyTorch CPU inference in ms (--threads threads)
   OUTDIR/M/ops.txt        the ONNX operator types used, with counts
 
@@ -34,7 +42,104 @@ import torchvision
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_1"]
 
 
-def randomize_bn(model, seed):
+class UNet(torch.nn.Module):
+    """A small U-Net: two 2x2 max-pool downsamplings, ConvTranspose (stride 2) upsamplings, skip
+    concatenations, BatchNorm and ReLU; 3 input channels, 4 output classes per pixel."""
+
+    def __init__(self):
+        super().__init__()
+        nn = torch.nn
+
+        def block(cin, cout):
+            return nn.Sequential(nn.Conv2d(cin, cout, 3, padding=1), nn.BatchNorm2d(cout),
+                                 nn.ReLU(), nn.Conv2d(cout, cout, 3, padding=1), nn.ReLU())
+
+        self.enc1, self.enc2, self.mid = block(3, 16), block(16, 32), block(32, 64)
+        self.pool = nn.MaxPool2d(2)
+        self.up2 = nn.ConvTranspose2d(64, 32, 2, stride=2)
+        self.dec2 = block(64, 32)
+        self.up1 = nn.ConvTranspose2d(32, 16, 3, stride=2, padding=1, output_padding=1)
+        self.dec1 = block(32, 16)
+        self.head = nn.Conv2d(16, 4, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(self.pool(e1))
+        m = self.mid(self.pool(e2))
+        d2 = self.dec2(torch.cat([self.up2(m), e2], 1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], 1))
+        return self.head(d1)
+
+
+class RecurrentClassifier(torch.nn.Module):
+    """A 2-layer bidirectional LSTM or GRU over [batch, time, features], classified from the
+    last time step's output."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.rnn = cell(32, 48, num_layers=2, batch_first=True, bidirectional=True)
+        self.fc = torch.nn.Linear(96, 10)
+
+    def forward(self, x):
+        y, _ = self.rnn(x)
+        return self.fc(y[:, -1, :])
+
+
+class TransformerBlock(torch.nn.Module):
+    """Two post-norm TransformerEncoderLayers (GELU feed-forward) and a final LayerNorm."""
+
+    def __init__(self):
+        super().__init__()
+        layer = torch.nn.TransformerEncoderLayer(64, 4, dim_feedforward=128, dropout=0.0,
+                                                 activation="gelu", batch_first=True)
+        self.encoder = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.norm = torch.nn.LayerNorm(64)
+
+    def forward(self, x):
+        return self.norm(self.encoder(x))
+
+
+class OutputOf(torch.nn.Module):
+    """torchvision's segmentation models return a dict: export its "out" entry."""
+
+    def __init__(self, model, key):
+        super().__init__()
+        self.model, self.key = model, key
+
+    def forward(self, x):
+        return self.model(x)[self.key]
+
+
+def segmentation(name):
+    ctor = getattr(torchvision.models.segmentation, name)
+    return OutputOf(ctor(weights=None, weights_backbone=None, num_classes=21), "out")
+
+
+# name -> (constructor, input shape, opset)
+BEYOND = {
+    "lraspp_mobilenet_v3_large": (lambda: segmentation("lraspp_mobilenet_v3_large"),
+                                  (1, 3, 224, 224), 13),
+    "deeplabv3_mobilenet_v3_large": (lambda: segmentation("deeplabv3_mobilenet_v3_large"),
+                                     (1, 3, 224, 224), 13),
+    "unet": (UNet, (1, 3, 64, 64), 13),
+    "lstm_classifier": (lambda: RecurrentClassifier(torch.nn.LSTM), (2, 16, 32), 14),
+    "gru_classifier": (lambda: RecurrentClassifier(torch.nn.GRU), (2, 16, 32), 14),
+    "transformer_block": (TransformerBlock, (1, 16, 64), 17),
+}
+
+
+def randomize_norm_affine(model, seed):
+    """LayerNorm initializes gamma to 1 and beta to 0: give them random values, so the affine
+    part is tested too."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.LayerNorm) and m.elementwise_affine:
+                m.weight.copy_(torch.empty(m.weight.shape).uniform_(0.5, 1.5, generator=g))
+                m.bias.copy_(torch.empty(m.bias.shape).normal_(0.0, 0.1, generator=g))
+
+
+def randomize_bn(model, seed, shape):
     """Give every BatchNorm non-trivial gamma/beta/running stats, deterministically."""
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if not bns:
@@ -52,7 +157,7 @@ def randomize_bn(model, seed):
             bn.reset_running_stats()
             bn.momentum = None
         model.train()
-        model(torch.empty(4, 3, 224, 224).normal_(0.0, 1.0, generator=g))
+        model(torch.empty((4,) + tuple(shape[1:])).normal_(0.0, 1.0, generator=g))
         model.eval()
         for bn, (momentum, _) in zip(bns, saved):
             bn.momentum = momentum
@@ -71,7 +176,8 @@ def randomize_zero_biases(model, seed):
     n = 0
     with torch.no_grad():
         for m in model.modules():
-            if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)) and m.bias is not None \
+            if isinstance(m, (torch.nn.Conv2d, torch.nn.ConvTranspose2d, torch.nn.Linear)) \
+                    and m.bias is not None \
                     and not m.bias.any():
                 m.bias.copy_(torch.empty(m.bias.shape).uniform_(-0.1, 0.1, generator=g))
                 n += 1
@@ -81,15 +187,19 @@ def randomize_zero_biases(model, seed):
 def export_one(name, outdir, args):
     t0 = time.time()
     torch.manual_seed(0)
-    ctor = getattr(torchvision.models, name)
-    model = ctor(weights=None)
+    if name in BEYOND:
+        ctor, shape, opset = BEYOND[name]
+        model = ctor()
+    else:
+        model, shape, opset = getattr(torchvision.models, name)(weights=None), (1, 3, 224, 224), 13
     model.eval()
     randomize_zero_biases(model, seed=3)
-    n_bn = randomize_bn(model, seed=1)
+    randomize_norm_affine(model, seed=4)
+    n_bn = randomize_bn(model, seed=1, shape=shape)
     model.eval()
 
     g = torch.Generator().manual_seed(2)
-    x = torch.empty(1, 3, 224, 224).normal_(0.0, 1.0, generator=g)
+    x = torch.empty(shape).normal_(0.0, 1.0, generator=g)
     with torch.no_grad():
         y = model(x)
         # PyTorch CPU inference time: warm-up, then the median of --runs runs.
@@ -111,7 +221,7 @@ def export_one(name, outdir, args):
     training = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*constant folding.*")
-        torch.onnx.export(model, x, onnx_path, opset_version=13,
+        torch.onnx.export(model, x, onnx_path, opset_version=opset,
                           input_names=["input"], output_names=["output"],
                           do_constant_folding=True, training=training)
     np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x.numpy().astype(np.float32)))
@@ -146,7 +256,7 @@ def main():
     torch.set_num_threads(args.threads)
     failed = []
     for name in [m for m in args.models.split(",") if m]:
-        if not hasattr(torchvision.models, name):
+        if name not in BEYOND and not hasattr(torchvision.models, name):
             sys.exit(f"export_torchvision.py: unknown torchvision model '{name}'")
         try:
             export_one(name, args.outdir, args)
