@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps deps-realmodels build demo selftest conformance realmodels test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-vs-pytorch format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-vs-pytorch format clean
 
 all: build
 
@@ -51,6 +51,12 @@ deps-realmodels:
 
 realmodels: deps-realmodels build
 	./tests/realmodels/run.sh $(BUILD)
+
+# Architectures beyond classifiers (issue 13; docs/realmodels.md): segmentation heads (Resize),
+# a U-Net (ConvTranspose), LSTM and GRU classifiers, a transformer block at opset 17.
+BEYOND_MODELS ?= lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,unet,lstm_classifier,gru_classifier,transformer_block
+realmodels-beyond: deps-realmodels build
+	MODELS=$(BEYOND_MODELS) ./tests/realmodels/run.sh $(BUILD)
 
 test-plain: build
 	cd $(BUILD) && ctest $(CTEST_FLAGS)
