@@ -352,7 +352,6 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
   const NpyArray* h0 = optional_input(c, 5);
   const NpyArray* c0 = g.cell == Cell::kLstm ? optional_input(c, 6) : nullptr;
   const NpyArray* peep = g.cell == Cell::kLstm ? optional_input(c, 7) : nullptr;
-  const bool lstm = g.cell == Cell::kLstm;
 
   Shape y_shape = g.layout1 ? Shape{batch, seq, dirs, hid} : Shape{seq, dirs, batch, hid};
   Shape state_shape = g.layout1 ? Shape{batch, dirs, hid} : Shape{dirs, batch, hid};
