@@ -210,8 +210,8 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
   auto layout = int_attr(c, "layout", 0);
   if (!layout) return layout.error();
   if (c.opset < 14 && c.attrs.contains("layout")) {
-    return op_error(c,
-                    "attribute layout needs opset 14 (this is opset " + std::to_string(c.opset) + ")");
+    return op_error(
+        c, "attribute layout needs opset 14 (this is opset " + std::to_string(c.opset) + ")");
   }
   if (*layout != 0 && *layout != 1) {
     return op_error(c, "attribute layout " + std::to_string(*layout) + " is not 0 or 1");
@@ -224,8 +224,8 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
   } else if (*direction == "reverse") {
     g.reverse_only = true;
   } else if (*direction != "forward") {
-    return op_error(c, "attribute direction '" + *direction +
-                           "' is not forward, reverse or bidirectional");
+    return op_error(
+        c, "attribute direction '" + *direction + "' is not forward, reverse or bidirectional");
   }
 
   const Shape& xs = (*x)->shape;
@@ -244,7 +244,8 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
   if (!hidden_attr) return hidden_attr.error();
   g.hidden = *hidden_attr >= 0 ? *hidden_attr : rs[2];
   if (c.attrs.contains("hidden_size") && *hidden_attr < 1) {
-    return op_error(c, "attribute hidden_size " + std::to_string(*hidden_attr) + " is not positive");
+    return op_error(c,
+                    "attribute hidden_size " + std::to_string(*hidden_attr) + " is not positive");
   }
   const int64_t gh = g.gates * g.hidden;
   const std::string dirs_text = std::to_string(g.dirs) + " direction" + (g.dirs == 2 ? "s" : "");
@@ -267,9 +268,10 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
       }
     }
   }
-  const Shape state = g.layout1 ? Shape{g.batch, g.dirs, g.hidden} : Shape{g.dirs, g.batch, g.hidden};
-  const std::string state_why = geom + ", batch " + std::to_string(g.batch) +
-                                (g.layout1 ? ", layout 1" : "");
+  const Shape state =
+      g.layout1 ? Shape{g.batch, g.dirs, g.hidden} : Shape{g.dirs, g.batch, g.hidden};
+  const std::string state_why =
+      geom + ", batch " + std::to_string(g.batch) + (g.layout1 ? ", layout 1" : "");
   if (const NpyArray* h0 = optional_input(c, 5)) {
     NPU_TRY(same_type(h0, "initial_h"));
     NPU_TRY(need_shape(c, *h0, state, "initial_h", state_why));
@@ -326,8 +328,8 @@ Expected<void> matmul_nt(int64_t m, int64_t n, int64_t k, const T* a, const T* b
     s.n = static_cast<uint32_t>(n);
     s.k = static_cast<uint32_t>(k);
     s.transpose_b = true;
-    return ref::matmul_f32(s, {a, static_cast<size_t>(m * k)}, {b, static_cast<size_t>(n * k)},
-                           {}, -std::numeric_limits<float>::infinity(),
+    return ref::matmul_f32(s, {a, static_cast<size_t>(m * k)}, {b, static_cast<size_t>(n * k)}, {},
+                           -std::numeric_limits<float>::infinity(),
                            std::numeric_limits<float>::infinity(),
                            {out, static_cast<size_t>(m * n)});
   } else {
@@ -456,8 +458,7 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
               const T pi = pv ? pv[j] : T{0}, po = pv ? pv[hid + j] : T{0},
                       pf = pv ? pv[2 * hid + j] : T{0};
               const T f = act[0](clip(xp[2 * hid + j] + hp[2 * hid + j] + pf * c_prev));
-              const T i = g.input_forget ? T{1} - f
-                                         : act[0](clip(xp[j] + hp[j] + pi * c_prev));
+              const T i = g.input_forget ? T{1} - f : act[0](clip(xp[j] + hp[j] + pi * c_prev));
               const T cand = act[1](clip(xp[3 * hid + j] + hp[3 * hid + j]));
               const T c_new = f * c_prev + i * cand;
               const T o = act[0](clip(xp[hid + j] + hp[hid + j] + po * c_new));
@@ -499,7 +500,8 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
             const T z = scratch[static_cast<size_t>(b * hid + j)];
             const T rgate = hp[hid + j];
             const T rec = g.linear_before_reset
-                              ? rgate * (hp[2 * hid + j] + (rb_h.empty() ? T{0} : rb_h[static_cast<size_t>(j)]))
+                              ? rgate * (hp[2 * hid + j] +
+                                         (rb_h.empty() ? T{0} : rb_h[static_cast<size_t>(j)]))
                               : hp[2 * hid + j];
             const T cand = act[1](clip(xp[2 * hid + j] + rec));
             hb[j] = (T{1} - z) * cand + z * hb[j];
@@ -538,8 +540,8 @@ HostOutputs recurrent(const OpCall& c, Cell cell) {
     if constexpr (std::is_floating_point_v<T>) {
       return compute<T>(c, *g);
     } else {
-      return op_error(c, std::string("dtype ") + format::dtype_name(c.inputs[0]->dtype) +
-                             " is not supported");
+      return op_error(
+          c, std::string("dtype ") + format::dtype_name(c.inputs[0]->dtype) + " is not supported");
     }
   });
 }

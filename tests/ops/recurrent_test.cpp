@@ -55,7 +55,8 @@ NpyArray swap01(const NpyArray& a) {
   auto dst = out.view<float>();
   for (int64_t i = 0; i < s[0]; ++i)
     for (int64_t j = 0; j < s[1]; ++j)
-      for (int64_t k = 0; k < inner; ++k) dst[(j * s[0] + i) * inner + k] = src[(i * s[1] + j) * inner + k];
+      for (int64_t k = 0; k < inner; ++k)
+        dst[(j * s[0] + i) * inner + k] = src[(i * s[1] + j) * inner + k];
   return out;
 }
 NpyArray y_layout1(const NpyArray& y) {
@@ -110,9 +111,34 @@ TEST(HostOpsRecurrent, LstmBidirectionalWithLengthsPeepholesAndInitialState) {
   auto r = outputs("LSTM", {&in.x, &in.w, &in.r, &in.b, &lens, &h0, &c0, &p}, attrs, 3);
   ASSERT_EQ(r.size(), 3u);
   // Batch entry 1 has one step: its Y is zero after time 0, its reverse pass starts at time 0.
-  const std::vector<double> y = {0.0575114676, 0.0312126145, 0.0135422521, -0.0107238749, 0.0286159592, 0.0104457926, -0.145446618, -0.156189119, 0.101804267, 0.107972581, 0, 0, 0.361256035, 0.353671455, 0, 0, 0.176911379, 0.223256841, 0, 0, 0.348856357, 0.32023231, 0, 0};
-  const std::vector<double> yh = {0.176911379, 0.223256841, 0.0135422521, -0.0107238749, 0.0286159592, 0.0104457926, -0.145446618, -0.156189119};
-  const std::vector<double> yc = {0.356732993, 0.427844341, 0.0267002497, -0.0210907727, 0.0635404802, 0.0241441232, -0.335650624, -0.380321038};
+  const std::vector<double> y = {0.0575114676,
+                                 0.0312126145,
+                                 0.0135422521,
+                                 -0.0107238749,
+                                 0.0286159592,
+                                 0.0104457926,
+                                 -0.145446618,
+                                 -0.156189119,
+                                 0.101804267,
+                                 0.107972581,
+                                 0,
+                                 0,
+                                 0.361256035,
+                                 0.353671455,
+                                 0,
+                                 0,
+                                 0.176911379,
+                                 0.223256841,
+                                 0,
+                                 0,
+                                 0.348856357,
+                                 0.32023231,
+                                 0,
+                                 0};
+  const std::vector<double> yh = {0.176911379,  0.223256841,  0.0135422521, -0.0107238749,
+                                  0.0286159592, 0.0104457926, -0.145446618, -0.156189119};
+  const std::vector<double> yc = {0.356732993,  0.427844341,  0.0267002497, -0.0210907727,
+                                  0.0635404802, 0.0241441232, -0.335650624, -0.380321038};
   expect_close(r[0], {3, 2, 2, 2}, y);
   expect_close(r[1], {2, 2, 2}, yh);
   expect_close(r[2], {2, 2, 2}, yc);
@@ -147,12 +173,15 @@ TEST(HostOpsRecurrent, LstmReverseWithClipAndCoupledGates) {
   const NpyArray b = ramp({1, 16}, 0.02, -0.1);
   auto r = outputs("LSTM", {&in.x, &in.w, &in.r, &b}, attrs, 3);
   ASSERT_EQ(r.size(), 3u);
-  expect_close(r[0], {3, 1, 2, 2}, {{0.0244477065, 0.0168607515, 0.0678137417, 0.0723038843, 0.0862961631, 0.0877959528, 0.0853234661, 0.0894910072, 0.0552796364, 0.0592626429, 0.0555463158, 0.0600528337}});
+  expect_close(
+      r[0], {3, 1, 2, 2},
+      {{0.0244477065, 0.0168607515, 0.0678137417, 0.0723038843, 0.0862961631, 0.0877959528,
+        0.0853234661, 0.0894910072, 0.0552796364, 0.0592626429, 0.0555463158, 0.0600528337}});
   expect_close(r[1], {1, 2, 2}, {{0.0244477065, 0.0168607515, 0.0678137417, 0.0723038843}});
   expect_close(r[2], {1, 2, 2}, {{0.0483354316, 0.0337204601, 0.134114881, 0.141980637}});
   // Without clip the values differ (the clip is active in this case).
-  auto u = outputs("LSTM", {&in.x, &in.w, &in.r, &b}, {{"direction", "reverse"}, {"input_forget", 1}},
-                   1);
+  auto u = outputs("LSTM", {&in.x, &in.w, &in.r, &b},
+                   {{"direction", "reverse"}, {"input_forget", 1}}, 1);
   ASSERT_EQ(u.size(), 1u);
   EXPECT_NE(u[0], r[0]);
   // Omitted inputs: B, sequence_lens, initial_h as null pointers, P given.
@@ -170,10 +199,16 @@ TEST(HostOpsRecurrent, GruLinearBeforeReset) {
                      {{"linear_before_reset", lbr}, {"_opset", 7}}, 2);
     ASSERT_EQ(r.size(), 2u);
     if (lbr == 0) {
-      expect_close(r[0], {3, 1, 2, 2}, {{-0.0149205258, -0.019989345, 0.0308627044, 0.0455520231, 0.0742847764, 0.104310343, 0.138889901, 0.192188023, 0.202187633, 0.27381229, 0.270290203, 0.361416083}});
+      expect_close(
+          r[0], {3, 1, 2, 2},
+          {{-0.0149205258, -0.019989345, 0.0308627044, 0.0455520231, 0.0742847764, 0.104310343,
+            0.138889901, 0.192188023, 0.202187633, 0.27381229, 0.270290203, 0.361416083}});
       expect_close(r[1], {1, 2, 2}, {{0.202187633, 0.27381229, 0.270290203, 0.361416083}});
     } else {
-      expect_close(r[0], {3, 1, 2, 2}, {{-0.039838892, -0.0501309936, 0.00514978367, 0.0156767077, 0.0396216858, 0.0653920944, 0.104573551, 0.155186507, 0.166081173, 0.235954705, 0.235685792, 0.32625953}});
+      expect_close(
+          r[0], {3, 1, 2, 2},
+          {{-0.039838892, -0.0501309936, 0.00514978367, 0.0156767077, 0.0396216858, 0.0653920944,
+            0.104573551, 0.155186507, 0.166081173, 0.235954705, 0.235685792, 0.32625953}});
       expect_close(r[1], {1, 2, 2}, {{0.166081173, 0.235954705, 0.235685792, 0.32625953}});
     }
   }
@@ -188,8 +223,15 @@ TEST(HostOpsRecurrent, RnnActivationsWithAlphaAndBeta) {
                       {"activation_beta", {0.1, 3.0}}};
   auto r = outputs("RNN", {&in.x, &in.w, &in.r, &in.b}, attrs, 2);
   ASSERT_EQ(r.size(), 2u);
-  expect_close(r[0], {3, 2, 2, 2}, {{-0.0399999905, -0.0599999908, -0.179999999, -0.119999994, -0.0198394141, -0.0421102147, -0.00953932688, 0.0195435386, -0.3452, -0.189199994, -0.540400014, -0.272399999, -0.00416013658, 0.0654964974, 0.00667957299, 0.125870544, -0.74518402, -0.359679999, -0.962048023, -0.451999999, 0.0448788948, 0.246493991, 0.059713651, 0.298991006}});
-  expect_close(r[1], {2, 2, 2}, {{-0.74518402, -0.359679999, -0.962048023, -0.451999999, -0.0198394141, -0.0421102147, -0.00953932688, 0.0195435386}});
+  expect_close(
+      r[0], {3, 2, 2, 2},
+      {{-0.0399999905,  -0.0599999908, -0.179999999,  -0.119999994, -0.0198394141, -0.0421102147,
+        -0.00953932688, 0.0195435386,  -0.3452,       -0.189199994, -0.540400014,  -0.272399999,
+        -0.00416013658, 0.0654964974,  0.00667957299, 0.125870544,  -0.74518402,   -0.359679999,
+        -0.962048023,   -0.451999999,  0.0448788948,  0.246493991,  0.059713651,   0.298991006}});
+  expect_close(r[1], {2, 2, 2},
+               {{-0.74518402, -0.359679999, -0.962048023, -0.451999999, -0.0198394141,
+                 -0.0421102147, -0.00953932688, 0.0195435386}});
   // One activation list serves both directions; names ignore case.
   auto t = outputs("RNN", {&in.x, &in.w, &in.r, &in.b},
                    {{"direction", "bidirectional"}, {"activations", {"tanh"}}}, 1);
@@ -217,14 +259,19 @@ TEST(HostOpsRecurrent, EveryActivationOfTheList) {
       {"LeakyRelu", {0.5}, {}, {-1, -0.25, 0.5, 2}},
       {"ThresholdedRelu", {}, {}, {0, 0, 0, 2}},
       {"ThresholdedRelu", {0.25}, {}, {0, 0, 0.5, 2}},
-      {"ScaledTanh", {2}, {0.5}, {2 * std::tanh(-1.0), 2 * std::tanh(-0.25), 2 * std::tanh(0.25),
-                                    2 * std::tanh(1.0)}},
+      {"ScaledTanh",
+       {2},
+       {0.5},
+       {2 * std::tanh(-1.0), 2 * std::tanh(-0.25), 2 * std::tanh(0.25), 2 * std::tanh(1.0)}},
       {"HardSigmoid", {}, {}, {0.1, 0.4, 0.6, 0.9}},
       {"HardSigmoid", {0.5}, {0.25}, {0, 0, 0.5, 1}},
       {"Elu", {}, {}, {std::expm1(-2.0), std::expm1(-0.5), 0.5, 2}},
       {"Softsign", {}, {}, {-2.0 / 3, -0.5 / 1.5, 0.5 / 1.5, 2.0 / 3}},
-      {"Softplus", {}, {}, {std::log1p(std::exp(-2.0)), std::log1p(std::exp(-0.5)),
-                               std::log1p(std::exp(0.5)), std::log1p(std::exp(2.0))}},
+      {"Softplus",
+       {},
+       {},
+       {std::log1p(std::exp(-2.0)), std::log1p(std::exp(-0.5)), std::log1p(std::exp(0.5)),
+        std::log1p(std::exp(2.0))}},
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.name);
@@ -270,8 +317,9 @@ TEST(HostOpsRecurrent, Errors) {
             "LSTM: W shape [1, 8, 3] does not match 1 direction, hidden_size 2, input_size 2 "
             "(expected [1, 8, 2])");
   const Inputs g = inputs(3, 1);
-  EXPECT_EQ(error_of("GRU", {&g.x, &g.w, &in.r}),
-            "GRU: R shape [1, 8, 2] does not match 1 direction, hidden_size 2 (expected [1, 6, 2])");
+  EXPECT_EQ(
+      error_of("GRU", {&g.x, &g.w, &in.r}),
+      "GRU: R shape [1, 8, 2] does not match 1 direction, hidden_size 2 (expected [1, 6, 2])");
   EXPECT_EQ(error_of("LSTM", ins, {{"activations", {"Sigmoid", "Tanh", "Cosh"}}}),
             "LSTM: attribute activations: unknown activation 'Cosh'");
   EXPECT_EQ(error_of("LSTM", ins, {{"activations", {"Sigmoid", "Tanh"}}}),
@@ -308,7 +356,8 @@ TEST(HostOpsRecurrent, Errors) {
   EXPECT_EQ(error_of("LSTM", {&in.x, &in.w}), "LSTM: missing input 2");
   const NpyArray xi = arr<int32_t>({1, 1, 1}, {1});
   EXPECT_THAT(error_of("RNN", {&xi, &in.w, &in.r}), HasSubstr("dtype int32"));
-  EXPECT_THAT(error_of("LSTM", ins, {{"_opset", 6}}), HasSubstr("outside the supported range 7..18"));
+  EXPECT_THAT(error_of("LSTM", ins, {{"_opset", 6}}),
+              HasSubstr("outside the supported range 7..18"));
   EXPECT_EQ(error_of("RNN", ins, {{"input_forget", 1}}), "RNN: unknown attribute 'input_forget'");
 }
 
