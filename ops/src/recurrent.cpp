@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -316,22 +317,27 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
 /// out[m][n] = a[m][k] · b[n][k] (b transposed, row-major; fp32 accumulation for float as
 /// ref::matmul_f32, double for double). k = 0 gives zeros.
 template <typename T>
-Expected<void> matmul_nt(int64_t m, int64_t n, int64_t k, const T* a, const T* b, T* out) {
+Expected<void> matmul_nt(const OpCall& c, int64_t m, int64_t n, int64_t k, const T* a, const T* b,
+                         T* out) {
   if (m == 0 || n == 0) return ok();
   if (k == 0) {
     std::fill(out, out + m * n, T{0});
     return ok();
   }
   if constexpr (std::is_same_v<T, float>) {
+    constexpr int64_t kMax = std::numeric_limits<uint32_t>::max();
+    if (m > kMax || n > kMax || k > kMax) return op_error(c, "matmul dimensions too large");
     ref::MatmulShape s;
     s.m = static_cast<uint32_t>(m);
     s.n = static_cast<uint32_t>(n);
     s.k = static_cast<uint32_t>(k);
     s.transpose_b = true;
-    return ref::matmul_f32(s, {a, static_cast<size_t>(m * k)}, {b, static_cast<size_t>(n * k)}, {},
-                           -std::numeric_limits<float>::infinity(),
-                           std::numeric_limits<float>::infinity(),
-                           {out, static_cast<size_t>(m * n)});
+    auto r =
+        ref::matmul_f32(s, {a, static_cast<size_t>(m * k)}, {b, static_cast<size_t>(n * k)}, {},
+                        -std::numeric_limits<float>::infinity(),
+                        std::numeric_limits<float>::infinity(), {out, static_cast<size_t>(m * n)});
+    if (!r) return op_error(c, r.error().message);  // (a cancelled run: ETIMEDOUT from run())
+    return ok();
   } else {
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
@@ -405,7 +411,7 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
     const T* r = rv + d * gh * hid;
     // Input projections of every step, with Wb (and Rb where it adds outside the gates).
     if (poll.stop(seq * batch * gh * input)) return op_error(c, "stopped");
-    NPU_TRY(matmul_nt<T>(seq * batch, gh, input, xv, w, xproj.data()));
+    NPU_TRY(matmul_nt<T>(c, seq * batch, gh, input, xv, w, xproj.data()));
     std::vector<T> rb_h;  // GRU with linear_before_reset: Rbh stays inside r ⊙ (...)
     if (bias) {
       const T* bv = bias->view<T>().data() + d * 2 * gh;
@@ -432,7 +438,7 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
       if (poll.stop(batch * gh * hid)) return op_error(c, "stopped");
       // Recurrent projections H R^T (GRU without linear_before_reset: the z and r gates).
       const int64_t rec_n = g.cell == Cell::kGru && !g.linear_before_reset ? 2 * hid : gh;
-      NPU_TRY(matmul_nt<T>(batch, rec_n, hid, h.data(), r, hproj.data() + 0));
+      NPU_TRY(matmul_nt<T>(c, batch, rec_n, hid, h.data(), r, hproj.data() + 0));
       if (rec_n != gh) {
         // hproj rows are gh wide: spread the [batch, 2H] result.
         for (int64_t b = batch; b-- > 0;) {
@@ -484,7 +490,7 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
             }
           }
           // (r ⊙ H) Rh^T into the h-gate slot of hproj.
-          NPU_TRY(matmul_nt<T>(batch, hid, hid, rh.data(), r + 2 * hid * hid, scratch2.data()));
+          NPU_TRY(matmul_nt<T>(c, batch, hid, hid, rh.data(), r + 2 * hid * hid, scratch2.data()));
           for (int64_t b = 0; b < batch; ++b) {
             std::copy_n(scratch2.data() + b * hid, hid, hproj.data() + b * gh + 2 * hid);
           }
@@ -534,8 +540,14 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
 HostOutputs recurrent(const OpCall& c, Cell cell) {
   auto g = geometry(c, cell);
   if (!g) return g.error();
-  NPU_TRY(check_work(c, std::max<int64_t>(g->seq, 1) * g->batch * g->dirs * g->gates * g->hidden,
-                     g->input + g->hidden + 1, "multiply-accumulates"));
+  // Gate values computed (an empty input_size leaves seq_length * batch unbounded by X's size).
+  const int64_t gate_values =
+      count({std::max<int64_t>(g->seq, 1), g->batch, g->dirs, g->gates, g->hidden});
+  if (gate_values < 0) {
+    return make_error(EFBIG, c.op + ": " + shape_text((*c.inputs[0]).shape) + " with hidden_size " +
+                                 std::to_string(g->hidden) + " is too large");
+  }
+  NPU_TRY(check_work(c, gate_values, g->input + g->hidden + 1, "multiply-accumulates"));
   return dispatch(c, *c.inputs[0], [&]<typename T>(T) -> HostOutputs {
     if constexpr (std::is_floating_point_v<T>) {
       return compute<T>(c, *g);

@@ -369,6 +369,15 @@ TEST(HostOpsRecurrentLimits, WorkAndDeadline) {
   EXPECT_EQ(r.error().code, EFBIG);
   EXPECT_THAT(r.error().message, HasSubstr("multiply-accumulates"));
   EXPECT_TRUE(call("LSTM", {&in.x, &in.w, &in.r}, json::object(), 1, {.max_work = 240}));
+  // input_size 0: X is empty whatever seq_length * batch is; their product is still bounded.
+  const NpyArray x0 = NpyArray::zeros(DType::kFloat32, {int64_t{1} << 31, int64_t{1} << 31, 0});
+  const NpyArray w0 = NpyArray::zeros(DType::kFloat32, {1, 4, 0});
+  const NpyArray r0 = NpyArray::zeros(DType::kFloat32, {1, 4, 1});
+  auto huge = call("LSTM", {&x0, &w0, &r0});
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().code, EFBIG);
+  EXPECT_EQ(huge.error().message,
+            "LSTM: [2147483648, 2147483648, 0] with hidden_size 1 is too large");
   // 4096 steps of a 64-unit LSTM: far more than 100 µs.
   const NpyArray x = NpyArray::zeros(DType::kFloat32, {4096, 1, 64});
   const NpyArray w = NpyArray::zeros(DType::kFloat32, {1, 256, 64});
