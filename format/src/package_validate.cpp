@@ -348,6 +348,7 @@ class Checker {
       }
       for (size_t k = 0; k < s.outputs.size(); ++k) {
         const std::string op = path + ".outputs[" + std::to_string(k) + "]";
+        if (s.kind == SegmentKind::kHost && s.outputs[k].empty()) continue;  // omitted optional
         auto it = tensor_index_.find(s.outputs[k]);
         if (it == tensor_index_.end()) return meta(op + ": unknown tensor " + qname(s.outputs[k]));
         const TensorInfo& t = m_.tensors[it->second];

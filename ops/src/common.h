@@ -6,8 +6,9 @@
 // Cast, shapes, comparisons, rounding; normalization.cpp: Layer/Instance/GroupNormalization;
 // selection.cpp: ArgMax, ArgMin, TopK; scan.cpp: CumSum; triangular.cpp: Trilu;
 // gather_scatter.cpp: GatherElements, ScatterND; depth_space.cpp: DepthToSpace, SpaceToDepth;
-// resize.cpp: Resize, Upsample; einsum.cpp: Einsum). Rows of one family share an
-// implementation that reads the row (c.schema: its Code and attribute defaults). run()
+// resize.cpp: Resize, Upsample; einsum.cpp: Einsum; recurrent.cpp: RNN, GRU, LSTM). Rows of
+// one family share an implementation that reads the row (c.schema: its Code and attribute
+// defaults). run()
 // (run.cpp) has already checked the opset, the attributes against the schema, input 0's dtype
 // against the row's Types and every input with check_npy() when it calls one, and it turns
 // exceptions into errors

@@ -131,6 +131,7 @@ Expected<void> run_host(RunState& run, const format::Segment& s, size_t index,
   auto outs = ops::run(s.op_type, s.attributes, ins, s.outputs.size(), {.deadline = o.deadline});
   if (!outs) return make_error(outs.error().code, run.m.where(label + ": " + outs.error().message));
   for (size_t i = 0; i < s.outputs.size(); ++i) {
+    if (s.outputs[i].empty()) continue;  // an omitted optional output: dropped
     NpyArray& a = (*outs)[i];
     if (const TensorInfo* t = run.m.package.metadata.find_tensor(s.outputs[i]))
       NPU_TRY(store_host_output(run, label, *t, a));

@@ -743,6 +743,43 @@ TEST_F(LowerTest, ValueLiveAcrossAHostSegment) {
   EXPECT_EQ(r->count("conv2d"), 2u) << r->layer_list();
 }
 
+TEST_F(LowerTest, RecurrentLayersOnTheHostFeedTheDevice) {
+  // A bidirectional batch-first LSTM (opset 14, Y unnamed) and a GRU run on the host; ONNX
+  // shape inference gives their outputs' shapes, and MatMul + Relu consume them on the device.
+  ModelBuilder b(14);
+  input(b, "x", {2, 5, 3});  // [batch, seq, input]: layout 1
+  weight(b, "w", {2, 16, 3}, 141);
+  weight(b, "r", {2, 16, 4}, 142);
+  weight(b, "bias", {2, 32}, 143);
+  auto& l = b.node("LSTM", {"x", "w", "r", "bias"}, {"", "h", "c"});
+  ModelBuilder::attr(l, "hidden_size", int64_t{4});
+  ModelBuilder::attr(l, "direction", std::string("bidirectional"));
+  ModelBuilder::attr(l, "layout", int64_t{1});
+  b.init_i64("shape", {2}, {2, 8});
+  b.node("Reshape", {"h", "shape"}, {"hf"});  // [batch, dirs, hidden] -> [2, 8]
+  weight(b, "fc", {8, 6}, 144);
+  b.node("MatMul", {"hf", "fc"}, {"m"});
+  b.node("Relu", {"m"}, {"y"});
+  b.output("y");
+  b.output("c");
+  input(b, "s", {3, 2, 3});  // [seq, batch, input]
+  weight(b, "gw", {1, 6, 3}, 145);
+  weight(b, "gr", {1, 6, 2}, 146);
+  auto& g = b.node("GRU", {"s", "gw", "gr"}, {"gy"});
+  ModelBuilder::attr(g, "hidden_size", int64_t{2});
+  ModelBuilder::attr(g, "linear_before_reset", int64_t{1});
+  b.node("Relu", {"gy"}, {"gz"});
+  b.output("gz");
+  Opts o = range(-2.0f, 2.0f);
+  o.host_segments = 2;  // one per host node
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.host_ops, 2u) << r->dev.partition_report;
+  EXPECT_EQ(r->host_out.at("c").shape, (I64{2, 2, 4}));
+  EXPECT_EQ(r->host_out.at("gz").shape, (I64{3, 1, 2, 2}));
+  EXPECT_EQ(r->count("matmul"), 1u) << r->layer_list();
+}
+
 TEST_F(LowerTest, NodeThatRunsNowhereFailsWithOneLine) {
   ModelBuilder b;
   input(b, "x", {2, 5});

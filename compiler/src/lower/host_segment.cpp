@@ -82,26 +82,24 @@ void add_host_node(Lowering& L, PackageBuilder& pb, const Node& n) {
     s.inputs.push_back(v >= 0 ? g.value(v).name : "");
   }
   const std::vector<HostStep> after = host_steps(L, pb, n);
-  const Value& out = g.value(n.outputs[0]);
   std::vector<std::string> outs;
   std::vector<ValueId> node_outs = n.outputs;
   while (node_outs.size() > 1 && node_outs.back() < 0) node_outs.pop_back();  // unused tail
   for (ValueId v : node_outs) {
     if (v >= 0) pb.touch(v);
-    outs.push_back(v >= 0 ? g.value(v).name : g.unique_name(n.name + "/unused"));
+    // An output nothing reads (ONNX's empty name, e.g. an LSTM's Y when only Y_h is used)
+    // stays empty: the runtime drops it, and its shape need not be known.
+    outs.push_back(v >= 0 ? g.value(v).name : "");
   }
   // The chain node -> steps passes through host-only temporaries: chain[k] is what step k
-  // reads, the last entry is the node's real output 0.
+  // reads, the last entry is the node's real output 0 (steps follow a used output 0 only).
   std::vector<std::string> chain(after.size() + 1);
   chain.back() = outs[0];
   for (size_t k = 0; k < after.size(); ++k) {
     chain[k] = outs[0] + "/pre" + std::to_string(after.size() - k);
-    pb.touch_extra(chain[k], out);
+    pb.touch_extra(chain[k], g.value(n.outputs[0]));
   }
   outs[0] = chain[0];
-  for (const std::string& o : outs) {
-    if (!pb.has_tensor(o)) pb.touch_extra(o, out);
-  }
   s.outputs = outs;
   pb.md.segments.push_back(s);
   for (size_t k = 0; k < after.size(); ++k) {

@@ -64,6 +64,9 @@
 //   every nearest_mode, n-d linear and cubic with exclude_outside and antialias; every
 //   coordinate_transformation_mode incl. tf_crop_and_resize) and Upsample (opsets 7-9);
 // - Einsum (numeric; explicit or implicit output, ellipsis broadcasting, diagonals, sums).
+// - RNN, GRU, LSTM (float32, float64; opsets 7-18, layout from 14): directions, sequence_lens,
+//   initial states, peepholes, input_forget, linear_before_reset, clip, the ONNX activation list
+//   with activation_alpha/beta; Y, Y_h, Y_c each optional.
 // Not supported: float16 arithmetic; ConvInteger/QLinearConv of 3+ spatial dims.
 //
 // Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
