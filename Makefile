@@ -53,8 +53,8 @@ realmodels: deps-realmodels build
 	./tests/realmodels/run.sh $(BUILD)
 
 # Architectures beyond classifiers (issue 13; docs/realmodels.md): segmentation heads (Resize),
-# a U-Net (ConvTranspose), LSTM and GRU classifiers, a transformer block at opset 17.
-BEYOND_MODELS ?= lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,unet,lstm_classifier,gru_classifier,transformer_block
+# a U-Net (ConvTranspose), LSTM, GRU and RNN classifiers, a transformer block at opset 17.
+BEYOND_MODELS ?= lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,unet,lstm_classifier,gru_classifier,rnn_classifier,transformer_block
 realmodels-beyond: deps-realmodels build
 	MODELS=$(BEYOND_MODELS) ./tests/realmodels/run.sh $(BUILD)
 

@@ -10,8 +10,8 @@ For each model M (resnet18, mobilenet_v2, squeezenet1_1 by default) writes:
 M may also be one of the architectures beyond classifiers (issue 13), each with its own input,
 output and opset (see BEYOND below): lraspp_mobilenet_v3_large and deeplabv3_mobilenet_v3_large
 (torchvision segmentation, bilinear Resize heads, output [1,21,224,224]), unet (a small U-Net:
-ConvTranspose upsampling and skip concatenations), lstm_classifier and gru_classifier
-(2-layer bidirectional recurrent classifiers, batch_first), transformer_block (two
+ConvTranspose upsampling and skip concatenations), lstm_classifier, gru_classifier and
+rnn_classifier (2-layer bidirectional recurrent classifiers, batch_first, opset 14), transformer_block (two
 TransformerEncoderLayers with GELU and a final LayerNorm, exported at opset 17 so LayerNorm is
 one LayerNormalization node).
   OUTDIR/M/torch_ms.txt   median wall time of one PyTorch CPU inference in ms (--threads threads)
@@ -72,8 +72,8 @@ class UNet(torch.nn.Module):
 
 
 class RecurrentClassifier(torch.nn.Module):
-    """A 2-layer bidirectional LSTM or GRU over [batch, time, features], classified from the
-    last time step's output."""
+    """A 2-layer bidirectional LSTM, GRU or RNN over [batch, time, features], classified from
+    the last time step's output."""
 
     def __init__(self, cell):
         super().__init__()
@@ -124,6 +124,7 @@ BEYOND = {
     "unet": (UNet, (1, 3, 64, 64), 13),
     "lstm_classifier": (lambda: RecurrentClassifier(torch.nn.LSTM), (2, 16, 32), 14),
     "gru_classifier": (lambda: RecurrentClassifier(torch.nn.GRU), (2, 16, 32), 14),
+    "rnn_classifier": (lambda: RecurrentClassifier(torch.nn.RNN), (2, 16, 32), 14),
     "transformer_block": (TransformerBlock, (1, 16, 64), 17),
 }
 
