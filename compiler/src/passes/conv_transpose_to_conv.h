@@ -10,9 +10,9 @@
 namespace npu::compiler {
 
 /// Why ConvTranspose node `n` is not rewritten into a device Conv ("" when it is): it must be
-/// 1-D or 2-D float32 with static spatial dims, constant weights (and bias), every stride 1
-/// (a larger stride needs zeros inserted between the input elements, which the device does
-/// not do) and pads that leave the equivalent Conv's pads >= 0.
+/// 1-D or 2-D float32 with static spatial dims (all dims static when a stride is above 1, for
+/// the zero insertion), constant weights (and bias) and pads that leave the equivalent
+/// Conv's pads >= 0.
 std::string conv_transpose_host_reason(const Graph& g, const Node& n);
 
 }  // namespace npu::compiler
