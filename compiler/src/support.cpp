@@ -9,6 +9,7 @@
 
 #include "npu/compiler/op_set.h"
 #include "npu/format/shape.h"
+#include "passes/conv_transpose_to_conv.h"
 
 namespace npu::compiler {
 
@@ -249,7 +250,12 @@ std::string noop_reason(const Graph&, const Node& n) {
   return n.op_type == "Identity" ? "" : "Dropout with its mask used";
 }
 
-std::string host_reason(const Graph&, const Node&) {
+std::string host_reason(const Graph& g, const Node& n) {
+  if (n.op_type == "ConvTranspose") {
+    // The device runs the ones conv-transpose-to-conv rewrites into a Conv.
+    const std::string r = conv_transpose_host_reason(g, n);
+    return r.empty() ? "conv-transpose-to-conv did not run" : r;
+  }
   return "no device implementation";
 }
 

@@ -6,7 +6,8 @@
 // Cast, shapes, comparisons, rounding; normalization.cpp: Layer/Instance/GroupNormalization;
 // selection.cpp: ArgMax, ArgMin, TopK; scan.cpp: CumSum; triangular.cpp: Trilu;
 // gather_scatter.cpp: GatherElements, ScatterND; depth_space.cpp: DepthToSpace, SpaceToDepth;
-// resize.cpp: Resize, Upsample; einsum.cpp: Einsum; recurrent.cpp: RNN, GRU, LSTM). Rows of
+// resize.cpp: Resize, Upsample; einsum.cpp: Einsum; recurrent.cpp: RNN, GRU, LSTM;
+// conv_transpose.cpp: ConvTranspose). Rows of
 // one family share an implementation that reads the row (c.schema: its Code and attribute
 // defaults). run()
 // (run.cpp) has already checked the opset, the attributes against the schema, input 0's dtype

@@ -513,8 +513,8 @@ HostOutputs mean(const OpCall& c) {
 
 /// Mod (opset 10): the remainder of A / B with NumPy broadcasting. fmod = 0 (integers only):
 /// the sign of the divisor, as Python's % and numpy.mod; fmod = 1: the sign of the dividend, as
-/// C's fmod (required for floats). An integer remainder by 0 is 0 (NumPy's result); a float one
-/// is NaN.
+/// C's fmod (required for floats). An integer remainder by 0 is an error ("B has a 0 element");
+/// a float one is NaN.
 HostOutputs mod(const OpCall& c) {
   auto a = input(c, 0);
   if (!a) return a.error();
@@ -536,6 +536,12 @@ HostOutputs mod(const OpCall& c) {
     const auto av = (*a)->view<T>();
     const auto bv = (*b)->view<T>();
     auto ov = out.view<T>();
+    if constexpr (!std::is_floating_point_v<T>) {
+      // Every element of B divides some output element unless the output is empty.
+      if (count(*shape) > 0 && std::find(bv.begin(), bv.end(), T{0}) != bv.end()) {
+        return op_error(c, "integer division by zero: B has a 0 element");
+      }
+    }
     for_each_broadcast(*shape, sa, sb, [&](int64_t o, int64_t i, int64_t j) {
       const T x = av[i], y = bv[j];
       if constexpr (std::is_floating_point_v<T>) {

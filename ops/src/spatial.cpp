@@ -59,4 +59,47 @@ PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride,
   return r;
 }
 
+namespace {
+
+/// a / b rounded toward negative infinity (b > 0), as Python's // in ONNX's equations.
+int64_t floor_div(int64_t a, int64_t b) {
+  const int64_t q = a / b;
+  return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+}  // namespace
+
+PadResult resolve_transpose_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride,
+                                 int64_t dilation, int64_t output_padding, int64_t begin,
+                                 int64_t end, std::optional<int64_t> output_size) {
+  constexpr int64_t kLimit = int64_t{1} << 40;  // any real dim; keeps the arithmetic in int64
+  PadResult r;
+  for (int64_t v :
+       {in, kernel, stride, dilation, output_padding, begin, end, output_size.value_or(0)}) {
+    if (v < -kLimit || v > kLimit) {
+      r.overflow = true;
+      return r;
+    }
+  }
+  if ((in > 1 && stride > kLimit / in) || (kernel > 1 && dilation > kLimit / kernel)) {
+    r.overflow = true;
+    return r;
+  }
+  const int64_t full =
+      stride * (std::max<int64_t>(in, 1) - 1) + output_padding + dilation * (kernel - 1) + 1;
+  if (output_size || mode == AutoPad::kSameUpper || mode == AutoPad::kSameLower) {
+    r.out = output_size ? *output_size : in * stride;
+    const int64_t total = full - r.out;
+    r.begin = mode == AutoPad::kSameUpper ? floor_div(total, 2) : total - floor_div(total, 2);
+    r.end = total - r.begin;
+  } else if (mode == AutoPad::kValid) {
+    r.out = full;
+  } else {
+    r.begin = begin;
+    r.end = end;
+    r.out = full - begin - end;
+  }
+  return r;
+}
+
 }  // namespace npu::ops

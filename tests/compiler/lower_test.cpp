@@ -212,7 +212,8 @@ class LowerTest : public ::testing::Test {
     auto dev = compile_graph(*g, co, name + ".onnx");
     // The oracle runs every ONNX node as written: no folding or fusion on the host side.
     co.host_only = true;
-    co.passes.disable = {"fuse-gelu", "fold-batchnorm", "fuse-bias", "fuse-activation"};
+    co.passes.disable = {"fuse-gelu", "conv-transpose-to-conv", "fold-batchnorm", "fuse-bias",
+                         "fuse-activation"};
     auto host = compile_graph(std::move(*g), co, name + ".onnx");
     if (!dev || !host) {
       ADD_FAILURE() << "compile: " << (dev ? host.error().message : dev.error().message);
@@ -323,6 +324,86 @@ INSTANTIATE_TEST_SUITE_P(
                                {4, 3, 2, 2},
                                {{"strides", I64{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}}),
     [](const ::testing::TestParamInfo<ConvCase>& p) { return std::string(p.param.name); });
+
+// ConvTranspose becomes a device Conv (conv-transpose-to-conv: flipped weights, channels
+// swapped per group, strides as zeros inserted by device Reshape/Pad); the host oracle runs
+// the ConvTranspose operator itself.
+class ConvTransposeShapes : public LowerTest, public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(ConvTransposeShapes, RunOnTheDeviceAndMatchHost) {
+  const ConvCase& c = GetParam();
+  const int64_t group =
+      c.attrs.empty() || c.attrs[0].first != "group" ? 1 : std::get<int64_t>(c.attrs[0].second);
+  ModelBuilder b;
+  input(b, "x", c.x);
+  weight(b, "w", c.w, 21);
+  weight(b, "b", {c.w[1] * group}, 22);
+  node(b, "ConvTranspose", {"x", "w", "b"}, "y", c.attrs);
+  b.output("y");
+  auto r = run_both(b);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("conv2d"), 1u) << r->layer_list();
+  EXPECT_EQ(r->dev.host_ops, 0u) << r->dev.partition_report;
+  // One device PAD inserts the zeros of each strided spatial dim.
+  size_t strided = 0;
+  for (const auto& [name, value] : c.attrs) {
+    if (name != "strides") continue;
+    for (int64_t s : std::get<I64>(value)) strided += s > 1;
+  }
+  EXPECT_EQ(r->count("pad"), strided) << r->layer_list();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lower, ConvTransposeShapes,
+    ::testing::Values(
+        ConvCase{"plain_2d", {1, 3, 5, 6}, {3, 4, 3, 3}, {}},
+        ConvCase{"grouped_pads_dilation",
+                 {1, 4, 6, 5},
+                 {4, 3, 3, 2},
+                 {{"group", int64_t{2}}, {"pads", I64{1, 0, 2, 1}}, {"dilations", I64{2, 1}}}},
+        ConvCase{"depthwise_output_padding",
+                 {2, 3, 4, 4},
+                 {3, 1, 2, 2},
+                 {{"group", int64_t{3}}, {"dilations", I64{3, 2}}, {"output_padding", I64{2, 1}}}},
+        ConvCase{
+            "same_lower", {1, 2, 5, 5}, {2, 3, 4, 4}, {{"auto_pad", std::string("SAME_LOWER")}}},
+        ConvCase{"output_shape", {1, 2, 4, 4}, {2, 2, 3, 3}, {{"output_shape", I64{5, 6}}}},
+        ConvCase{"conv1d", {1, 3, 9}, {3, 2, 4}, {{"pads", I64{2, 1}}}},
+        ConvCase{"strided_unet_up", {1, 4, 4, 4}, {4, 2, 2, 2}, {{"strides", I64{2, 2}}}},
+        ConvCase{
+            "strided_pads_output_padding",
+            {2, 2, 3, 4},
+            {2, 3, 3, 3},
+            {{"strides", I64{2, 3}}, {"pads", I64{1, 0, 1, 1}}, {"output_padding", I64{1, 2}}}},
+        ConvCase{"strided_grouped_same_upper",
+                 {1, 4, 3, 3},
+                 {4, 1, 3, 3},
+                 {{"group", int64_t{2}},
+                  {"strides", I64{2, 2}},
+                  {"auto_pad", std::string("SAME_UPPER")}}},
+        ConvCase{"strided_1d_dilated",
+                 {1, 2, 5},
+                 {2, 2, 3},
+                 {{"strides", I64{3}}, {"dilations", I64{2}}}}),
+    [](const ::testing::TestParamInfo<ConvCase>& p) { return std::string(p.param.name); });
+
+TEST_F(LowerTest, ConvTransposeBeyondTheRewriteRunsOnTheHostWithItsReason) {
+  // Kernel 2, stride 2, end pad 1: the equivalent Conv's end pad would be 1 - 1 - 1 = -1.
+  ModelBuilder b;
+  input(b, "x", {1, 2, 4, 4});
+  weight(b, "w", {2, 3, 2, 2}, 23);
+  node(b, "ConvTranspose", {"x", "w"}, "t", {{"strides", I64{2, 2}}, {"pads", I64{0, 0, 1, 1}}});
+  b.node("Relu", {"t"}, {"y"});
+  b.output("y");
+  Opts o;
+  o.host_segments = 1;
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->dev.partition_report.find("(ConvTranspose): pads [0, 0, 1, 1] larger than the "
+                                         "kernel's reach"),
+            std::string::npos)
+      << r->dev.partition_report;
+}
 
 // ---- elementwise on channels-last tensors ----------------------------------------------------
 

@@ -217,10 +217,14 @@ TEST(OpRegistry, ModBothSignConventions) {
   auto f = run("Mod", R"({"fmod":1})", {&x, &y});
   ASSERT_TRUE(f) << f.error().message;
   EXPECT_EQ((*f)[0].values<int32_t>(), (std::vector<int32_t>{0, 1, 5, 0, -1, 3}));
-  // Broadcast, x mod 0 = 0, INT_MIN mod -1 = 0.
+  // Broadcast, INT_MIN mod -1 = 0; an integer divisor 0 is an error (either convention).
   const NpyArray big = i32({std::numeric_limits<int32_t>::min(), 5}), d = i32({-1}), z = i32({0});
   EXPECT_EQ((*run("Mod", "{}", {&big, &d}))[0].values<int32_t>(), (std::vector<int32_t>{0, 0}));
-  EXPECT_EQ((*run("Mod", "{}", {&big, &z}))[0].values<int32_t>(), (std::vector<int32_t>{0, 0}));
+  EXPECT_EQ(error_of(run("Mod", "{}", {&big, &z})),
+            "Mod: integer division by zero: B has a 0 element");
+  const NpyArray y0 = i32({3, 0, 2, 1, 1, 1});
+  EXPECT_EQ(error_of(run("Mod", R"({"fmod":1})", {&x, &y0})),
+            "Mod: integer division by zero: B has a 0 element");
   // Floats need fmod=1 (C's fmod: the dividend's sign).
   const NpyArray fx = NpyArray::of<float>({2}, std::vector<float>{-4.5f, 7.5f});
   const NpyArray fy = NpyArray::of<float>({1}, std::vector<float>{2.0f});

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "npu/ops/spatial.h"
 
@@ -59,6 +60,40 @@ TEST(Spatial, ArithmeticThatLeavesInt64IsFlaggedNotWrapped) {
   EXPECT_FALSE(big.overflow);
   EXPECT_EQ(big.out, 4);
   EXPECT_EQ(big.begin + big.end, (int64_t{1} << 40) - 1);
+}
+
+TEST(Spatial, ResolveTransposePads) {
+  using npu::ops::resolve_transpose_pads;
+  // Full output: stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1 = 2*2+1+2*2+1.
+  auto e = resolve_transpose_pads(AutoPad::kNotSet, 3, 3, 2, 2, 1, 1, 2, std::nullopt);
+  EXPECT_EQ(e.out, 10 - 3);
+  EXPECT_EQ(e.begin, 1);
+  EXPECT_EQ(e.end, 2);
+  EXPECT_EQ(resolve_transpose_pads(AutoPad::kValid, 3, 3, 2, 2, 1, 1, 2, std::nullopt).out, 10);
+  // SAME: out = in * stride; total 7 - 6 = 1 goes to the end (UPPER) or the start (LOWER).
+  auto u = resolve_transpose_pads(AutoPad::kSameUpper, 3, 3, 2, 1, 0, 0, 0, std::nullopt);
+  EXPECT_EQ(u.out, 6);
+  EXPECT_EQ(u.begin, 0);
+  EXPECT_EQ(u.end, 1);
+  auto l = resolve_transpose_pads(AutoPad::kSameLower, 3, 3, 2, 1, 0, 0, 0, std::nullopt);
+  EXPECT_EQ(l.begin, 1);
+  EXPECT_EQ(l.end, 0);
+  // output_shape overrides the pads; a negative total (8 > 7) floors: begin 0, end -1.
+  auto o = resolve_transpose_pads(AutoPad::kNotSet, 3, 3, 2, 1, 0, 5, 5, int64_t{8});
+  EXPECT_EQ(o.out, 8);
+  EXPECT_EQ(o.begin, 0);
+  EXPECT_EQ(o.end, -1);
+  auto su = resolve_transpose_pads(AutoPad::kSameUpper, 3, 3, 2, 1, 0, 0, 0, int64_t{8});
+  EXPECT_EQ(su.begin, -1);
+  EXPECT_EQ(su.end, 0);
+  // Pads beyond the full output leave out < 0 for the caller; huge values overflow.
+  EXPECT_LT(resolve_transpose_pads(AutoPad::kNotSet, 3, 3, 1, 1, 0, 4, 4, std::nullopt).out, 0);
+  EXPECT_TRUE(
+      resolve_transpose_pads(AutoPad::kNotSet, int64_t{1} << 50, 3, 1, 1, 0, 0, 0, std::nullopt)
+          .overflow);
+  EXPECT_TRUE(resolve_transpose_pads(AutoPad::kNotSet, int64_t{1} << 30, 3, int64_t{1} << 30, 1, 0,
+                                     0, 0, std::nullopt)
+                  .overflow);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 //   and float64, computed in the input's precision); Add, Sub, Mul, Div (numeric,
 //   integer Div truncates, x / 0 = 0), Max, Min, Sum (numeric, variadic), Mean (float,
 //   variadic), Pow (numeric base and exponent, result in the base's dtype), Mod (numeric;
-//   fmod 0: the divisor's sign, fmod 1: the dividend's, required for floats), all with NumPy
+//   fmod 0: the divisor's sign, fmod 1: the dividend's, required for floats; an integer
+//   divisor 0 is an error), all with NumPy
 //   broadcasting; Clip (numeric; min/max inputs 1 and 2, optional, or attributes before
 //   opset 11); PRelu (slope broadcast to X; opset < 7: a [C] slope is per channel);
 // - Softmax, LogSoftmax: opset >= 13 over one axis (default -1); before 13 over the input
@@ -24,6 +25,8 @@
 //   optional C broadcast to [M, N]);
 // - Conv (any spatial rank; 3+ as a direct loop: strides, pads, dilations, group incl.
 //   depthwise, auto_pad NOTSET/VALID/SAME_UPPER/SAME_LOWER, kernel_shape, optional bias);
+// - ConvTranspose (float32, float64; any spatial rank: strides, pads, output_padding,
+//   dilations, group, auto_pad, output_shape overriding pads, kernel_shape, optional bias);
 // - MaxPool (float32, int8, uint8; any spatial rank; strides, pads, dilations, ceil_mode,
 //   auto_pad, storage_order; num_outputs 2 adds int64 Indices, flat over N*C*spatial),
 //   AveragePool (count_include_pad, ceil_mode, auto_pad, dilations), GlobalMaxPool,

@@ -32,4 +32,17 @@ struct PadResult {
 PadResult resolve_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
                        int64_t begin, int64_t end, bool ceil_mode);
 
+/// ConvTranspose, one spatial dim: the output size and the pads cropped from the "full"
+/// output stride * (in - 1) + output_padding + dilation * (kernel - 1) + 1. NOTSET crops the
+/// explicit pads `begin`/`end`; VALID crops nothing; SAME_* give out = in * stride, and
+/// `output_size` (the output_shape attribute, overriding pads) gives out. In those two the
+/// total = full - out splits as ONNX's equations with floor division: SAME_UPPER begins with
+/// floor(total / 2), the others with total - floor(total / 2) (a negative total pads the
+/// output with positions nothing reaches). `out` < 0 (pads larger than the full output) is
+/// left to the caller to refuse; overflow is set when a value exceeds 2^40 or the arithmetic
+/// leaves int64. Preconditions: kernel, stride, dilation >= 1, in >= 0.
+PadResult resolve_transpose_pads(AutoPad mode, int64_t in, int64_t kernel, int64_t stride,
+                                 int64_t dilation, int64_t output_padding, int64_t begin,
+                                 int64_t end, std::optional<int64_t> output_size);
+
 }  // namespace npu::ops
