@@ -97,6 +97,11 @@ Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts) {
     onnx::ValueInfoProto* in = find_input(g, name);
     if (!in) return make_error(EINVAL, "a shape is given for '" + name + "', not a graph input");
     auto* tt = in->mutable_type()->mutable_tensor_type();
+    // An input the compiler cannot take at all says so before its shape is checked.
+    if (tt->elem_type() != 0 && !detail::dtype_from_onnx(tt->elem_type())) {
+      return make_error(ENOTSUP, "input '" + name + "': unsupported element type " +
+                                     onnx::TensorProto_DataType_Name(tt->elem_type()));
+    }
     auto* shape = tt->mutable_shape();
     if (shape->dim_size() == 0 && !dims.empty()) {
       for (size_t i = 0; i < dims.size(); ++i) shape->add_dim();

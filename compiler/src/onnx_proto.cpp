@@ -43,7 +43,9 @@ constexpr OnnxType kOnnxTypes[] = {
     {onnx::TensorProto::FLOAT, DType::kFloat32},  {onnx::TensorProto::UINT8, DType::kUint8},
     {onnx::TensorProto::INT8, DType::kInt8},      {onnx::TensorProto::INT32, DType::kInt32},
     {onnx::TensorProto::INT64, DType::kInt64},    {onnx::TensorProto::BOOL, DType::kBool},
-    {onnx::TensorProto::DOUBLE, DType::kFloat64},
+    {onnx::TensorProto::DOUBLE, DType::kFloat64}, {onnx::TensorProto::INT16, DType::kInt16},
+    {onnx::TensorProto::UINT16, DType::kUint16},  {onnx::TensorProto::UINT32, DType::kUint32},
+    {onnx::TensorProto::UINT64, DType::kUint64},
 };
 
 template <typename Field>
@@ -107,10 +109,13 @@ Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::stri
     }
     return t;
   }
-  // int32, int8, uint8 and bool live in int32_data.
+  // int32, int16, uint16, int8, uint8 and bool live in int32_data; uint32 and uint64 in
+  // uint64_data (onnx.proto).
+  const bool in_uint64 = *dtype == DType::kUint32 || *dtype == DType::kUint64;
   const int64_t have = *dtype == DType::kFloat32   ? p.float_data_size()
                        : *dtype == DType::kFloat64 ? p.double_data_size()
                        : *dtype == DType::kInt64   ? p.int64_data_size()
+                       : in_uint64                 ? p.uint64_data_size()
                                                    : p.int32_data_size();
   if (have != count) {
     return make_error(EINVAL, what + ": has " + std::to_string(have) + " values for " +
@@ -126,6 +131,10 @@ Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::stri
       break;
     case DType::kInt64:
       copy_typed(p.int64_data(), t, false);
+      break;
+    case DType::kUint32:
+    case DType::kUint64:  // set_int stores the two's-complement bits: values above 2^63 survive
+      copy_typed(p.uint64_data(), t, false);
       break;
     default:
       copy_typed(p.int32_data(), t, false);

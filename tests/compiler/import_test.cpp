@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "model_builder.h"
 #include "npu/compiler/onnx_import.h"
@@ -310,6 +311,73 @@ TEST(OnnxImport, UnsupportedElementTypeNamesValue) {
   auto g = b.import();
   ASSERT_FALSE(g);
   EXPECT_NE(g.error().message.find("'x': unsupported element type FLOAT16"), std::string::npos)
+      << g.error().message;
+}
+
+// int16, uint16, uint32 and uint64 tensors are accepted (they run on the host): typed
+// initializers in int32_data (16-bit) and uint64_data (32- and 64-bit) keep every value,
+// including a uint64 above 2^63.
+TEST(OnnxImport, WideAndUnsignedIntegerTensors) {
+  ModelBuilder b;
+  b.input("x", {int64_t{2}}, onnx::TensorProto::UINT64);
+  auto* u64 = b.graph().add_initializer();
+  u64->set_name("u64");
+  u64->set_data_type(onnx::TensorProto::UINT64);
+  u64->add_dims(2);
+  u64->add_uint64_data(7);
+  u64->add_uint64_data(0xF000000000000001ull);
+  auto* i16 = b.graph().add_initializer();
+  i16->set_name("i16");
+  i16->set_data_type(onnx::TensorProto::INT16);
+  i16->add_dims(2);
+  i16->add_int32_data(-300);
+  i16->add_int32_data(32767);
+  auto* u32 = b.graph().add_initializer();
+  u32->set_name("u32");
+  u32->set_data_type(onnx::TensorProto::UINT32);
+  u32->add_dims(1);
+  u32->add_uint64_data(4000000000u);
+  b.node("Add", {"x", "u64"}, {"y"});
+  b.output("y", onnx::TensorProto::UINT64);
+  b.output("i16", onnx::TensorProto::INT16);
+  b.output("u32", onnx::TensorProto::UINT32);
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  const NpyArray* a = g->constant(g->find_value("u64"));
+  const NpyArray* c = g->constant(g->find_value("i16"));
+  const NpyArray* d = g->constant(g->find_value("u32"));
+  ASSERT_TRUE(a && c && d);
+  EXPECT_EQ(a->dtype, DType::kUint64);
+  uint64_t big = 0;
+  std::memcpy(&big, a->data.data() + 8, 8);
+  EXPECT_EQ(big, 0xF000000000000001ull);
+  EXPECT_EQ(c->dtype, DType::kInt16);
+  EXPECT_EQ(format::to_ints(*c), (std::vector<int64_t>{-300, 32767}));
+  EXPECT_EQ(d->dtype, DType::kUint32);
+  EXPECT_EQ(format::to_ints(*d), (std::vector<int64_t>{4000000000}));
+  EXPECT_EQ(g->value(g->find_value("y")).dtype, DType::kUint64);
+  // The count is checked against the field the type lives in.
+  u32->add_int32_data(1);
+  u32->clear_uint64_data();
+  auto bad = b.import();
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("'u32': has 0 values for 1 elements"), std::string::npos)
+      << bad.error().message;
+}
+
+// A given shape for an input whose element type the compiler refuses: the type is the error.
+TEST(OnnxImport, UnsupportedInputTypeIsReportedBeforeItsGivenShape) {
+  ModelBuilder b;
+  b.input("x", {int64_t{3}, int64_t{4}}, onnx::TensorProto::BFLOAT16);
+  b.node("Cast", {"x"}, {"y"});
+  b.output("y");
+  ImportOptions opts;
+  opts.input_shapes["x"] = {1};
+  auto g = b.import(opts);
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().code, ENOTSUP);
+  EXPECT_NE(g.error().message.find("input 'x': unsupported element type BFLOAT16"),
+            std::string::npos)
       << g.error().message;
 }
 
