@@ -66,6 +66,45 @@ TEST(FoldConstants, SymbolicBatchBlocksShapeUntilBound) {
   EXPECT_EQ(dims_of(*bound, "y"), (std::vector<int64_t>{7, 48}));
 }
 
+// The sizes of a second Resize come from the Shape of the first Resize's output, which is
+// only known once the first sizes are folded and shapes inferred (torchvision's LR-ASPP head):
+// fold-constants alone folds both chains.
+TEST(FoldConstants, ShapeAfterAResizeFoldsInALaterRound) {
+  ModelBuilder b;
+  b.input("x", {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{4}});
+  b.node("Relu", {"x"}, {"a"});
+  b.init_i64("st", {1}, {0});
+  b.init_i64("en", {1}, {2});
+  b.init_i64("ax", {1}, {0});
+  b.init_i64("hw1", {2}, {8, 8});
+  b.init_i64("hw2", {2}, {16, 16});
+  const auto resize = [&](const std::string& in, const std::string& hw, const std::string& out) {
+    b.node("Shape", {in}, {in + "_shape"});
+    b.node("Slice", {in + "_shape", "st", "en", "ax"}, {in + "_nc"});
+    auto& cat = b.node("Concat", {in + "_nc", hw}, {in + "_sizes"});
+    ModelBuilder::attr(cat, "axis", int64_t{0});
+    auto& r = b.node("Resize", {in, "", "", in + "_sizes"}, {out});
+    ModelBuilder::attr(r, "mode", std::string("linear"));
+  };
+  resize("a", "hw1", "r");
+  b.node("Relu", {"r"}, {"c"});
+  resize("c", "hw2", "y");
+  b.output("y");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_TRUE(run_passes(*g, {"fold-constants"}));
+  EXPECT_EQ(count_ops(*g, "Shape"), 0u) << to_string(*g);
+  EXPECT_EQ(count_ops(*g, "Concat"), 0u) << to_string(*g);
+  ASSERT_EQ(count_ops(*g, "Resize"), 2u);
+  for (const Node& n : g->nodes) {
+    if (n.op_type != "Resize") continue;
+    const NpyArray* sizes = g->constant(n.input(3));
+    ASSERT_NE(sizes, nullptr) << n.label();
+  }
+  ASSERT_TRUE(run_passes(*g, {"infer-shapes"}));
+  EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{1, 2, 16, 16}));
+}
+
 TEST(FoldConstants, SliceCastRangeAndArithmetic) {
   ModelBuilder b;
   b.input("x", {int64_t{2}, int64_t{6}});

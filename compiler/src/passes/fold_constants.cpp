@@ -24,7 +24,38 @@ class FoldConstantsPass final : public Pass {
  public:
   std::string_view name() const override { return "fold-constants"; }
 
+  // A Shape or Size can read a value whose shape only ONNX shape inference can tell, e.g. the
+  // output of a Resize whose sizes this pass has just folded (torchvision's segmentation
+  // heads). So while a round folds something and such a node is left, shapes are inferred and
+  // the graph folded again (a few rounds at most; a graph without such nodes runs one round).
   Expected<bool> run(Graph& g) override {
+    bool changed = false;
+    for (int round = 0; round < kMaxRounds; ++round) {
+      auto folded = fold_once(g);
+      if (!folded) return folded;
+      changed |= *folded;
+      if (!*folded || !shape_of_unknown_left(g)) break;
+      auto inferred = create_InferShapesPass()->run(g);
+      if (!inferred) return inferred;
+      if (!*inferred) break;
+    }
+    return changed;
+  }
+
+ private:
+  static constexpr int kMaxRounds = 4;
+
+  static bool shape_of_unknown_left(const Graph& g) {
+    for (const Node& n : g.nodes) {
+      if ((n.op_type == "Shape" || n.op_type == "Size") && n.domain.empty() && n.input(0) >= 0 &&
+          !g.value(n.input(0)).static_dims()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  static Expected<bool> fold_once(Graph& g) {
     std::vector<bool> folded(g.nodes.size(), false);
     bool changed = false;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -41,7 +72,6 @@ class FoldConstantsPass final : public Pass {
     return changed;
   }
 
- private:
   using Results = std::optional<std::vector<NpyArray>>;
 
   /// The node's outputs computed by the operator library, nullopt when it cannot be folded.
