@@ -34,10 +34,6 @@ struct Rewrite {
   std::vector<int64_t> pads;
 };
 
-std::string dims_text(const std::vector<int64_t>& v) {
-  return format::shape_text(v);
-}
-
 Rewrite plan(const Graph& g, const Node& n) {
   Rewrite r;
   const ValueId x = n.input(0), w = n.input(1);
@@ -72,8 +68,8 @@ Rewrite plan(const Graph& g, const Node& n) {
   const std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(rank, 1));
   if (std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s != 1; }) &&
       !xv.static_dims()) {
-    r.reason = "strides " + dims_text(strides) + " on an input of dynamic shape (inserting " +
-               "the zeros needs static dims)";
+    r.reason = "strides " + format::shape_text(strides) +
+               " on an input of dynamic shape (inserting " + "the zeros needs static dims)";
     return r;
   }
   const std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(rank, 1));
@@ -112,7 +108,7 @@ Rewrite plan(const Graph& g, const Node& n) {
     r.pads[d] = reach - p.begin;
     r.pads[rank + d] = reach + adj[d] - p.end - (strides[d] - 1);
     if (r.pads[d] < 0 || r.pads[rank + d] < 0) {
-      r.reason = "pads " + dims_text(pads) +
+      r.reason = "pads " + format::shape_text(pads) +
                  " larger than the kernel's reach (the equivalent Conv would need negative pads)";
       return r;
     }
