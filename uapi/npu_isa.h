@@ -23,7 +23,7 @@ extern "C" {
 
 #define NPU_ISA_MAGIC 0x4355504eu /* "NPUC" little-endian */
 #define NPU_ISA_VERSION_MAJOR 1
-#define NPU_ISA_VERSION_MINOR 0
+#define NPU_ISA_VERSION_MINOR 1 /* 1.1: fp16/bf16 (NPU_FEATURE_FP16) */
 #define NPU_CMD_SIZE 128
 /* The most commands one command buffer may hold (2^20: 128 MiB of commands). Drivers refuse a
  * larger buffer before reading it; compilers split work across buffers (segments) instead. */
@@ -33,7 +33,9 @@ extern "C" {
 #define NPU_FEATURE_INT8 (1ull << 0)           /* int8/uint8 matrix datapath */
 #define NPU_FEATURE_FP32 (1ull << 1)           /* fp32 matrix and vector datapath */
 #define NPU_FEATURE_TRANSCENDENTAL (1ull << 2) /* exp/tanh/sigmoid/erf/... on the vector engine */
-#define NPU_FEATURES_ALL (NPU_FEATURE_INT8 | NPU_FEATURE_FP32 | NPU_FEATURE_TRANSCENDENTAL)
+#define NPU_FEATURE_FP16 (1ull << 3) /* since 1.1: fp16/bf16 matrix datapath, DMA conversion */
+#define NPU_FEATURES_ALL \
+  (NPU_FEATURE_INT8 | NPU_FEATURE_FP32 | NPU_FEATURE_TRANSCENDENTAL | NPU_FEATURE_FP16)
 
 /** struct npu_cmdbuf_header - 32 bytes at the start of every command buffer. */
 struct npu_cmdbuf_header {
@@ -81,6 +83,8 @@ struct npu_cmdbuf_header {
 #define NPU_DTYPE_UINT8 2
 #define NPU_DTYPE_INT32 3
 #define NPU_DTYPE_FP32 4
+#define NPU_DTYPE_FP16 5 /* since 1.1: IEEE 754 binary16 */
+#define NPU_DTYPE_BF16 6 /* since 1.1: bfloat16 (the upper half of an fp32) */
 
 /** struct npu_cmd_header - first 8 bytes of every command. */
 struct npu_cmd_header {
@@ -131,6 +135,13 @@ struct npu_cmd_sem {
  * side has contiguous x and byte strides for y and z. DMA_LOAD surrounds the box in SRAM with
  * pad_before/pad_after elements per dim filled with @pad_value (low elem_size bytes), so the
  * SRAM box is (size + pad_before + pad_after) per dim. DMA_STORE must have zero padding.
+ *
+ * Conversion (since 1.1, NPU_FEATURE_FP16): with dram_dtype and sram_dtype both 0 the DMA
+ * moves elem_size-byte elements unchanged. Otherwise both name one of FP32, FP16, BF16 and the
+ * DMA converts every element from the source's type to the destination's (fp32 -> fp16/bf16
+ * rounds to nearest even, overflows to +-inf, keeps NaN a NaN; widening is exact). elem_size
+ * must then be the size of sram_dtype; the DRAM side's element size is that of dram_dtype
+ * (its strides stay in bytes) and pad_value is an sram_dtype bit pattern.
  */
 struct npu_cmd_dma {
   struct npu_cmd_header hdr;
@@ -143,7 +154,9 @@ struct npu_cmd_dma {
   __u16 pad_before[3];
   __u16 pad_after[3];
   __u32 pad_value;
-  __u8 reserved[56];
+  __u8 dram_dtype; /* NPU_DTYPE_* or 0 (no conversion); since 1.1 */
+  __u8 sram_dtype; /* NPU_DTYPE_* or 0 (no conversion); since 1.1 */
+  __u8 reserved[54];
 };
 
 /* CONV2D / MATMUL flags. */
@@ -169,7 +182,10 @@ struct npu_chan_qparams {
  * output [out_h][out_w][out_c], all contiguous in SRAM. Padding is implicit: positions
  * outside the input tile contribute zero after zero-point subtraction. Groups divide in_c and
  * out_c (depthwise: groups == in_c == out_c). Integer modes read struct npu_chan_qparams
- * [out_c] at chan_addr; fp32 reads float bias[out_c] at chan_addr when NPU_MM_FLAG_BIAS.
+ * [out_c] at chan_addr; float modes read float (fp32) bias[out_c] at chan_addr when
+ * NPU_MM_FLAG_BIAS. Half modes (since 1.1, NPU_FEATURE_FP16): (fp16, fp16, fp16|fp32) and
+ * (bf16, bf16, bf16|fp32); products are exact in fp32 and accumulate in fp32, bias and the
+ * fp32 clamp apply in fp32, and an fp16/bf16 output rounds to nearest even at the end.
  * out_h/out_w must equal the usual (in + pads - dil*(k-1) - 1) / stride + 1.
  */
 struct npu_cmd_conv2d {
@@ -186,8 +202,9 @@ struct npu_cmd_conv2d {
   __u8 stride_h, stride_w;
   __u8 dil_h, dil_w;
   __u8 pad_top, pad_left, pad_bottom, pad_right;
-  __u8 in_dtype, w_dtype, out_dtype, reserved0; /* (int8|uint8, int8|uint8, int8|uint8|int32)
-                                                   or (fp32, fp32, fp32) */
+  __u8 in_dtype, w_dtype, out_dtype, reserved0; /* (int8|uint8, int8|uint8, int8|uint8|int32),
+                                                   (fp32, fp32, fp32), (fp16, fp16, fp16|fp32)
+                                                   or (bf16, bf16, bf16|fp32) */
   __s32 in_zp;
   __s32 out_zp;
   __s32 clamp_min, clamp_max;   /* integer output clamp (within the output type) */
@@ -198,7 +215,8 @@ struct npu_cmd_conv2d {
 /**
  * MATMUL: out[b] = A[b] x B[b] for b < batch. A is [m][k], B is [k][n] (or [n][k] with
  * NPU_MM_FLAG_TRANSPOSE_B), out is [m][n], row-major in SRAM; batch strides are in elements
- * (0 broadcasts the operand). Quantization as CONV2D with channels = columns n.
+ * (0 broadcasts the operand). Quantization and the dtype combinations (half modes included)
+ * as CONV2D with channels = columns n.
  */
 struct npu_cmd_matmul {
   struct npu_cmd_header hdr;
@@ -248,7 +266,7 @@ struct npu_cmd_eltwise {
 };
 
 /* ACTIVATION functions (fp32 unless noted). */
-#define NPU_ACT_COPY 1       /* y = x (any dtype): strided copy */
+#define NPU_ACT_COPY 1       /* y = x (any dtype, fp16/bf16 included): strided copy */
 #define NPU_ACT_RELU 2       /* fp32, int8, int32 */
 #define NPU_ACT_LEAKY_RELU 3 /* x >= 0 ? x : alpha * x */
 #define NPU_ACT_CLIP 4       /* min(max(x, alpha), beta); fp32, int8, int32 (bounds rounded) */

@@ -15,6 +15,9 @@ constexpr uint32_t dtype_size(uint8_t dtype) {
     case NPU_DTYPE_INT8:
     case NPU_DTYPE_UINT8:
       return 1;
+    case NPU_DTYPE_FP16:
+    case NPU_DTYPE_BF16:
+      return 2;
     case NPU_DTYPE_INT32:
     case NPU_DTYPE_FP32:
       return 4;
@@ -34,9 +37,22 @@ constexpr const char* dtype_name(uint8_t dtype) {
       return "int32";
     case NPU_DTYPE_FP32:
       return "fp32";
+    case NPU_DTYPE_FP16:
+      return "fp16";
+    case NPU_DTYPE_BF16:
+      return "bf16";
     default:
       return "unknown";
   }
+}
+
+/// True for the floating-point dtypes (fp32, fp16, bf16).
+constexpr bool dtype_is_float(uint8_t dtype) {
+  return dtype == NPU_DTYPE_FP32 || dtype == NPU_DTYPE_FP16 || dtype == NPU_DTYPE_BF16;
+}
+/// True for the half-precision dtypes (fp16, bf16).
+constexpr bool dtype_is_half(uint8_t dtype) {
+  return dtype == NPU_DTYPE_FP16 || dtype == NPU_DTYPE_BF16;
 }
 
 /// Smallest / largest value of an integer dtype; other dtypes give the int32 range.
