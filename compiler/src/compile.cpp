@@ -14,6 +14,7 @@
 #include "npu/compiler/tvm_import.h"
 #include "npu/elide.h"
 #include "npu/exception_boundary.h"
+#include "npu_isa.h"
 
 namespace npu::compiler {
 
@@ -107,6 +108,13 @@ std::vector<std::string> parameter_inputs(const Graph& g) {
   return names;
 }
 
+std::optional<Precision> precision_from_name(std::string_view name) {
+  if (name == "fp32") return Precision::kFp32;
+  if (name == "fp16") return Precision::kFp16;
+  if (name == "bf16") return Precision::kBf16;
+  return std::nullopt;
+}
+
 namespace {
 
 Expected<CompileResult> compile_graph_unguarded(Graph g, const CompileOptions& options,
@@ -124,6 +132,14 @@ Expected<CompileResult> compile_graph_unguarded(Graph g, const CompileOptions& o
   lo.source = std::filesystem::path(source).filename().string();
   lo.model_name = g.name.empty() ? std::filesystem::path(source).stem().string() : g.name;
   lo.producer = options.producer;
+  lo.precision = options.precision == Precision::kFp16   ? NPU_DTYPE_FP16
+                 : options.precision == Precision::kBf16 ? NPU_DTYPE_BF16
+                                                         : 0;
+  if (lo.precision && !(options.device.features & NPU_FEATURE_FP16))
+    return make_error(ENOTSUP, source + ": --precision " +
+                                   (lo.precision == NPU_DTYPE_FP16 ? "fp16" : "bf16") +
+                                   ": the device '" + options.device.name +
+                                   "' has no fp16/bf16 datapath (features lack fp16)");
   // A node the lowering cannot handle (a shape the tiler cannot fit, an attribute combination
   // the ISA lacks) moves to the host with the lowering's reason, and the graph is lowered
   // again.

@@ -45,7 +45,7 @@ constexpr OnnxType kOnnxTypes[] = {
     {onnx::TensorProto::INT64, DType::kInt64},    {onnx::TensorProto::BOOL, DType::kBool},
     {onnx::TensorProto::DOUBLE, DType::kFloat64}, {onnx::TensorProto::INT16, DType::kInt16},
     {onnx::TensorProto::UINT16, DType::kUint16},  {onnx::TensorProto::UINT32, DType::kUint32},
-    {onnx::TensorProto::UINT64, DType::kUint64},
+    {onnx::TensorProto::UINT64, DType::kUint64},  {onnx::TensorProto::FLOAT16, DType::kFloat16},
 };
 
 template <typename Field>
@@ -135,6 +135,12 @@ Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::stri
     case DType::kUint32:
     case DType::kUint64:  // set_int stores the two's-complement bits: values above 2^63 survive
       copy_typed(p.uint64_data(), t, false);
+      break;
+    case DType::kFloat16:  // int32_data holds each element's bit pattern in its low 16 bits
+      for (int i = 0; i < p.int32_data_size(); ++i) {
+        const auto bits = static_cast<uint16_t>(p.int32_data(i));
+        std::memcpy(t.data.data() + 2 * static_cast<size_t>(i), &bits, 2);
+      }
       break;
     default:
       copy_typed(p.int32_data(), t, false);

@@ -14,9 +14,10 @@ namespace npu::compiler::detail {
 
 /// The element type of an ONNX TensorProto.DataType value, or nullopt when the compiler does
 /// not accept it. This table is the one rule for the IR's element types: float32 (FLOAT),
-/// float64 (DOUBLE), int8, uint8, int16, uint16, int32, uint32, int64, uint64 and bool (the
-/// device computes on float32, int8, uint8 and int32; the others stay on the host); float16,
-/// bfloat16, string, complex, ... are refused at import ("unsupported element type FLOAT16").
+/// float16 (FLOAT16), float64 (DOUBLE), int8, uint8, int16, uint16, int32, uint32, int64,
+/// uint64 and bool (the device computes on float32, float16, int8, uint8 and int32; the others
+/// stay on the host); bfloat16, string, complex, ... are refused at import ("unsupported
+/// element type BFLOAT16").
 std::optional<DType> dtype_from_onnx(int onnx_type);
 /// The TensorProto.DataType of `t`, or 0 (UNDEFINED) when the compiler does not accept it.
 int dtype_to_onnx(DType t);

@@ -21,6 +21,12 @@ bool is_quant_type(std::optional<DType> t) {
   return t == DType::kInt8 || t == DType::kUint8;
 }
 
+/// The float types the device computes on: float32, and float16 (stored as fp16, converted
+/// to fp32 by the DMA for the vector engine, fp16 on the matrix engine's half array).
+bool is_device_float(std::optional<DType> t) {
+  return t == DType::kFloat32 || t == DType::kFloat16;
+}
+
 std::string name_of(const Graph& g, ValueId v) {
   return "'" + g.value(v).name + "'";
 }
@@ -46,7 +52,7 @@ std::string check_operands(const Graph& g, const Node& n, bool allow_int32) {
     }
     if (val.is_constant()) return {};
     const std::optional<DType> t = val.dtype;
-    if (t == DType::kFloat32 || is_quant_type(t) || (allow_int32 && t == DType::kInt32)) return {};
+    if (is_device_float(t) || is_quant_type(t) || (allow_int32 && t == DType::kInt32)) return {};
     return std::string(dtype_name(t)) + " tensor " + name_of(g, v) +
            " is not supported on the device";
   };
@@ -74,8 +80,8 @@ std::string conv_reason(const Graph& g, const Node& n) {
   const size_t rank = rank_of(g, x);
   if (rank != 3 && rank != 4) return "only 1-D and 2-D convolutions run on the device";
   if (!g.constant(w)) return "weights are not constant";
-  if (n.op_type == "Conv" && g.value(x).dtype != DType::kFloat32)
-    return "Conv input is not float32";
+  if (n.op_type == "Conv" && !is_device_float(g.value(x).dtype))
+    return "Conv input is not float32 or float16";
   if (n.op_type == "Conv" && n.input(2) >= 0 && !g.constant(n.input(2)))
     return "bias is not constant";
   if (n.op_type != "Conv" && !is_quant_type(g.value(x).dtype)) return "input is not int8/uint8";
@@ -108,7 +114,7 @@ std::string matmul_reason(const Graph& g, const Node& n) {
       return "C is not a constant bias with beta 1";
     }
   }
-  if ((n.op_type == "Gemm" || n.op_type == "MatMul") && g.value(a).dtype != DType::kFloat32) {
+  if ((n.op_type == "Gemm" || n.op_type == "MatMul") && !is_device_float(g.value(a).dtype)) {
     return std::string(dtype_name(g.value(a).dtype)) + " matmul (use the quantized ops)";
   }
   if (n.op_type == "MatMul" && n.input(2) >= 0 && !g.constant(n.input(2)))
@@ -134,7 +140,7 @@ std::string eltwise_reason(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2)
     return "variadic " + n.op_type + " with " + std::to_string(n.inputs.size()) + " inputs";
   const std::optional<DType> t = g.value(n.outputs[0]).dtype;
-  if ((n.op_type == "Pow" || n.op_type == "PRelu") && t != DType::kFloat32)
+  if ((n.op_type == "Pow" || n.op_type == "PRelu") && !is_device_float(t))
     return n.op_type + " on integers";
   if (is_quant_type(t)) return "8-bit integer arithmetic wraps in ONNX but saturates on the device";
   if (rank_of(g, n.outputs[0]) > 4) return "rank above 4";
@@ -144,7 +150,7 @@ std::string eltwise_reason(const Graph& g, const Node& n) {
 std::string activation_reason(const Graph& g, const Node& n) {
   const std::optional<DType> t = g.value(n.input(0)).dtype;
   const bool int_ok = n.op_type == "Relu" || n.op_type == "Clip" || n.op_type == "Abs";
-  if (t != DType::kFloat32 && !(int_ok && t == DType::kInt32)) {
+  if (!is_device_float(t) && !(int_ok && t == DType::kInt32)) {
     return n.op_type + " on " + dtype_name(t) + " is not supported on the device";
   }
   if (n.op_type == "Gelu" && n.attr_string("approximate", "none") != "none") {
@@ -176,7 +182,7 @@ std::string pool_reason(const Graph& g, const Node& n) {
 
 std::string softmax_reason(const Graph& g, const Node& n) {
   const std::optional<DType> t = g.value(n.input(0)).dtype;
-  return t == DType::kFloat32 ? "" : "softmax on " + std::string(dtype_name(t));
+  return is_device_float(t) ? "" : "softmax on " + std::string(dtype_name(t));
 }
 
 std::string norm_reason(const Graph& g, const Node& n) {
@@ -188,7 +194,7 @@ std::string norm_reason(const Graph& g, const Node& n) {
     if (n.outputs[o] >= 0) return "BatchNormalization statistics outputs are used";
   }
   const std::optional<DType> t = g.value(n.input(0)).dtype;
-  return t == DType::kFloat32 ? "" : "BatchNormalization on " + std::string(dtype_name(t));
+  return is_device_float(t) ? "" : "BatchNormalization on " + std::string(dtype_name(t));
 }
 
 std::string quant_reason(const Graph& g, const Node& n) {
@@ -197,12 +203,16 @@ std::string quant_reason(const Graph& g, const Node& n) {
   }
   if (n.op_type == "QuantizeLinear" && !is_quant_type(g.value(n.outputs[0]).dtype))
     return "output is not int8/uint8";
+  for (ValueId v : n.inputs)
+    if (v >= 0 && g.value(v).dtype == DType::kFloat16) return "float16 (de)quantization";
+  for (ValueId v : n.outputs)
+    if (v >= 0 && g.value(v).dtype == DType::kFloat16) return "float16 (de)quantization";
   return {};
 }
 
 std::string reduce_reason(const Graph& g, const Node& n) {
   const std::optional<DType> t = g.value(n.input(0)).dtype;
-  if (t != DType::kFloat32) return n.op_type + " on " + dtype_name(t);
+  if (!is_device_float(t)) return n.op_type + " on " + dtype_name(t);
   if (n.input(1) >= 0 && !g.constant(n.input(1))) return "reduction axes are not constant";
   std::vector<int64_t> axes =
       n.input(1) >= 0 ? format::to_ints(*g.constant(n.input(1))) : n.attr_ints("axes");

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "npu/isa/half.h"
+
 namespace npu::format {
 
 namespace {
@@ -62,7 +64,7 @@ int64_t int_at(const NpyArray& a, int64_t i) {
     case DType::kFloat64:
       return double_to_int(load<double>(a, i));
     case DType::kFloat16:
-      break;
+      return double_to_int(isa::fp16_to_fp32(load<uint16_t>(a, i)));
   }
   return 0;
 }
@@ -73,6 +75,8 @@ double number_at(const NpyArray& a, int64_t i) {
       return load<float>(a, i);
     case DType::kFloat64:
       return load<double>(a, i);
+    case DType::kFloat16:
+      return isa::fp16_to_fp32(load<uint16_t>(a, i));
     case DType::kUint64:
       return static_cast<double>(load<uint64_t>(a, i));
     default:
@@ -119,7 +123,7 @@ void set_int(NpyArray& a, int64_t i, int64_t v) {
     case DType::kFloat64:
       return store(a, i, static_cast<double>(v));
     case DType::kFloat16:
-      return store<uint16_t>(a, i, 0);
+      return store(a, i, isa::fp32_to_fp16(static_cast<float>(v)));
   }
 }
 
@@ -129,6 +133,8 @@ void set_number(NpyArray& a, int64_t i, double v) {
       return store(a, i, static_cast<float>(v));
     case DType::kFloat64:
       return store(a, i, v);
+    case DType::kFloat16:  // via float32 (double rounding differs from direct only in ties)
+      return store(a, i, isa::fp32_to_fp16(static_cast<float>(v)));
     case DType::kBool:
       return store<uint8_t>(a, i, v != 0.0 ? 1 : 0);
     default:

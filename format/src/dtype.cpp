@@ -25,7 +25,7 @@ constexpr Row kRows[] = {
     {DType::kUint32, 4, "uint32", "<u4", 0, false},
     {DType::kInt64, 8, "int64", "<i8", 0, false},
     {DType::kUint64, 8, "uint64", "<u8", 0, false},
-    {DType::kFloat16, 2, "float16", "<f2", 0, true},
+    {DType::kFloat16, 2, "float16", "<f2", NPU_DTYPE_FP16, true},
     {DType::kFloat32, 4, "float32", "<f4", NPU_DTYPE_FP32, true},
     {DType::kFloat64, 8, "float64", "<f8", 0, true},
 };

@@ -3,17 +3,20 @@
 // and every input's invariants once, calls the implementation under the call's deadline,
 // checks its outputs, and turns exceptions into errors.
 #include <algorithm>
+#include <cstring>
 #include <new>
 #include <optional>
 
 #include "common.h"
 #include "npu/cancel.h"
+#include "npu/isa/half.h"
 #include "npu/ops/ops.h"
 
 namespace npu::ops {
 
 namespace {
 
+using format::DType;
 using nlohmann::json;
 
 bool all_of_array(const json& v, bool (json::*is)() const noexcept) {
@@ -136,6 +139,55 @@ Expected<std::vector<format::NpyArray>> run_checked(const OpSchema& s, const jso
   return out;
 }
 
+/// `a` with every element converted between float16 and float32 (to `t`).
+format::NpyArray convert_half(const format::NpyArray& a, DType t) {
+  format::NpyArray out = format::NpyArray::zeros(t, a.shape);
+  const size_t n = static_cast<size_t>(a.num_elements());
+  for (size_t i = 0; i < n; ++i) {
+    if (t == DType::kFloat32) {
+      uint16_t h;
+      std::memcpy(&h, a.data.data() + 2 * i, 2);
+      const float f = isa::fp16_to_fp32(h);
+      std::memcpy(out.data.data() + 4 * i, &f, 4);
+    } else {
+      float f;
+      std::memcpy(&f, a.data.data() + 4 * i, 4);
+      const uint16_t h = isa::fp32_to_fp16(f);
+      std::memcpy(out.data.data() + 2 * i, &h, 2);
+    }
+  }
+  return out;
+}
+
+/// float16 operands of an operator without a float16 path of its own (its registry types lack
+/// float16): it computes on float32 copies and its float32 outputs are rounded back to
+/// float16, as ONNX Runtime's CPU kernels do for float16. Operators that only move or select
+/// elements list float16 and see the operands as they are.
+Expected<std::vector<format::NpyArray>> run_widened(const OpSchema& s, const json& attrs,
+                                                    std::span<const format::NpyArray* const> inputs,
+                                                    size_t num_outputs, const RunOptions& options) {
+  std::vector<format::NpyArray> wide;
+  wide.reserve(inputs.size());
+  std::vector<const format::NpyArray*> ptrs(inputs.begin(), inputs.end());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr || inputs[i]->dtype != DType::kFloat16) continue;
+    NPU_TRY(format::check_npy(*inputs[i], std::string(s.name) + ": input " + std::to_string(i)));
+    wide.push_back(convert_half(*inputs[i], DType::kFloat32));
+    ptrs[i] = &wide.back();
+  }
+  auto out = run_checked(s, attrs, ptrs, num_outputs, options);
+  if (!out) return out;
+  for (format::NpyArray& a : *out) {
+    if (a.dtype == DType::kFloat32) a = convert_half(a, DType::kFloat16);
+  }
+  return out;
+}
+
+bool has_half_input(std::span<const format::NpyArray* const> inputs) {
+  return std::any_of(inputs.begin(), inputs.end(),
+                     [](const format::NpyArray* a) { return a && a->dtype == DType::kFloat16; });
+}
+
 /// Parses the attributes text; errors name the op.
 Expected<json> parse_attributes(std::string_view op_type, std::string_view attributes) {
   json attrs = json::parse(attributes.empty() ? std::string_view("{}") : attributes, nullptr,
@@ -175,7 +227,9 @@ Expected<std::vector<format::NpyArray>> run(std::string_view op_type, std::strin
   };
   if (cancelled()) return stopped();
   try {
-    auto out = run_checked(*s, *attrs, inputs, num_outputs, options);
+    auto out = !s->types.contains(DType::kFloat16) && has_half_input(inputs)
+                   ? run_widened(*s, *attrs, inputs, num_outputs, options)
+                   : run_checked(*s, *attrs, inputs, num_outputs, options);
     if (cancelled()) return stopped();  // the loops stopped early: the output is partial
     return out;
   } catch (const std::bad_alloc&) {

@@ -98,6 +98,9 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
                  "device-config JSON the code is compiled for (SRAM size, MAC array, timing)");
   app.add_option("--quantize", f.quantize, "quantize a float model (int8)");
   app.add_option("--calibration", f.calibration, "calibration inputs (.npy) for --quantize");
+  app.add_option("--precision", f.precision,
+                 "fp32 (default), fp16 or bf16: the type float32 tensors are stored in and "
+                 "convolutions and matrix products run in on the device");
   app.add_option("--params", f.params,
                  "FILE.npz or DIR of NAME.npy: a TVM graph's const nodes, and inputs bound as "
                  "constants (weights)");
@@ -113,6 +116,12 @@ void add_compile_flags(CLI::App& app, CompileFlags& f) {
 Expected<compiler::CompileOptions> compile_options(
     const CompileFlags& f, std::map<std::string, format::NpyArray>* inputs) {
   compiler::CompileOptions o;
+  if (!f.precision.empty()) {
+    auto p = compiler::precision_from_name(f.precision);
+    if (!p)
+      return make_error(EINVAL, "--precision " + f.precision + ": expected fp32, fp16 or bf16");
+    o.precision = *p;
+  }
   if (!f.quantize.empty() && f.quantize != "int8") {
     return make_error(EINVAL, "--quantize " + f.quantize + ": unsupported (only int8)");
   }

@@ -20,7 +20,8 @@ struct CompileFlags {
   std::string model;
   std::string device_config;
   std::string quantize, calibration;
-  std::string params;  // --params FILE.npz|DIR: TVM const nodes and inputs bound as constants
+  std::string precision;  // --precision fp32|fp16|bf16
+  std::string params;     // --params FILE.npz|DIR: TVM const nodes and inputs bound as constants
   bool report = false, host_only = false;
   std::vector<std::string> print_after, disable, input_shapes, dims;
 };

@@ -50,7 +50,8 @@ std::string format_report_line(const LayerReport& l) {
 namespace detail {
 
 Expected<void> emit_dma(isa::CommandBufferBuilder& b, bool load, uint64_t dram, uint32_t sram,
-                        uint32_t elem, std::vector<BoxDim> dims, const std::string& what) {
+                        uint32_t elem, std::vector<BoxDim> dims, const std::string& what,
+                        Convert cvt) {
   std::vector<BoxDim> m;  // merged, outermost first
   for (const BoxDim& d : dims) {
     if (d.size == 0) return make_error(EINVAL, what + ": empty dma box");
@@ -62,7 +63,7 @@ Expected<void> emit_dma(isa::CommandBufferBuilder& b, bool load, uint64_t dram, 
     }
   }
   // Merge the innermost dim into a contiguous x when it is not already element-strided.
-  if (m.empty()) m.push_back({1, elem});
+  if (m.empty()) m.push_back({1, cvt.dram ? isa::dtype_size(cvt.dram) : elem});
   if (m.size() > 3)
     return make_error(EINVAL, what + ": dma box has " + std::to_string(m.size()) +
                                   " non-contiguous dims (at most 3)");
@@ -71,6 +72,8 @@ Expected<void> emit_dma(isa::CommandBufferBuilder& b, bool load, uint64_t dram, 
   a.dram = dram;
   a.sram = sram;
   a.elem_size = elem;
+  a.dram_dtype = cvt.dram;
+  a.sram_dtype = cvt.sram;
   std::array<uint32_t, 3> ds{};
   for (int i = 0; i < 3; ++i) {
     const BoxDim& d = m[2 - i];

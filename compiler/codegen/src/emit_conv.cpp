@@ -70,10 +70,12 @@ Expected<ConvGeom> check(const Conv2dOp& op) {
                      op.pad_bottom, op.pad_right})
     if (v > 255) return make_error(EINVAL, who + "stride, dilation or pad exceeds 255");
   if (!op.weights.contiguous()) return make_error(EINVAL, who + "weights must be contiguous");
-  g.integer = op.input.dtype != NPU_DTYPE_FP32;
+  g.integer = !isa::dtype_is_float(op.input.compute_dtype());
   if (g.integer && op.chan_va == 0)
     return make_error(EINVAL, who + "integer conv needs channel params (chan_va)");
-  g.e_in = op.input.elem_size(), g.e_w = op.weights.elem_size(), g.e_out = op.output.elem_size();
+  if (op.weights.sram_dtype) return make_error(EINVAL, who + "weights are never converted");
+  g.e_in = op.input.sram_elem_size(), g.e_w = op.weights.elem_size();
+  g.e_out = op.output.sram_elem_size();
   g.chan_per_oc = g.integer ? sizeof(npu_chan_qparams) : (op.chan_va ? 4 : 0);
   return g;
 }
@@ -143,7 +145,7 @@ Expected<void> emit_tiling(const Conv2dOp& op, const ConvGeom& g, ConvTiling t, 
     return detail::emit_dma(
         b, true, x.va + tl.n * x.stride(0) + bd.a0 * x.stride(1) + c0 * x.stride(3), in[slot],
         g.e_in, {{uint64_t(bd.a1 - bd.a0), x.stride(1)}, {g.W, x.stride(2)}, {cin, x.stride(3)}},
-        op.name + " input");
+        op.name + " input", detail::convert_of(x));
   };
   p.compute = [&](uint32_t i, uint32_t slot) -> Expected<void> {
     const Tile tl = tile(i);
@@ -160,7 +162,8 @@ Expected<void> emit_tiling(const Conv2dOp& op, const ConvGeom& g, ConvTiling t, 
     a.dil_h = uint8_t(op.dil_h), a.dil_w = uint8_t(op.dil_w);
     a.pad_top = uint8_t(bd.pad_top), a.pad_bottom = uint8_t(bd.pad_bottom);
     a.pad_left = uint8_t(op.pad_left), a.pad_right = uint8_t(op.pad_right);
-    a.in_dtype = op.input.dtype, a.w_dtype = op.weights.dtype, a.out_dtype = op.output.dtype;
+    a.in_dtype = op.input.compute_dtype(), a.w_dtype = op.weights.dtype;
+    a.out_dtype = op.output.compute_dtype();
     a.in_zp = op.in_zp, a.out_zp = op.out_zp;
     a.clamp_min = op.clamp_min, a.clamp_max = op.clamp_max;
     a.fclamp_min = op.fclamp_min, a.fclamp_max = op.fclamp_max;
@@ -174,7 +177,7 @@ Expected<void> emit_tiling(const Conv2dOp& op, const ConvGeom& g, ConvTiling t, 
     return detail::emit_dma(
         b, false, y.va + tl.n * y.stride(0) + tl.oy0 * y.stride(1) + tl.oc0 * y.stride(3),
         out[slot], g.e_out, {{tl.rows, y.stride(1)}, {g.OW, y.stride(2)}, {tl.ocs, y.stride(3)}},
-        op.name + " output");
+        op.name + " output", detail::convert_of(y));
   };
   return detail::emit_pipeline(ctx, p);
 }
@@ -186,7 +189,7 @@ Expected<LayerReport> emit_conv2d(const Conv2dOp& op, EmitContext& ctx) {
   if (!gr) return gr.error();
   const ConvGeom g = *gr;
   const uint64_t budget = ctx.budget();
-  const uint32_t cols = g.integer ? ctx.cfg.matrix.int8_cols : ctx.cfg.matrix.fp32_cols;
+  const uint32_t cols = detail::matrix_cols(ctx.cfg, op.weights.dtype);
   const uint32_t unit = g.g == 1 ? std::min(g.OC, std::max(cols, 1u)) : g.ocg;
 
   // Channel-slice options: all channels when they fit with one output row, else the widest

@@ -7,7 +7,10 @@
 // not the output's (a layout change), a transposed path loads in the input's order and
 // permutes on the vector engine, so that neither DMA moves one element per run. The variant
 // and the tile size are picked by replaying the candidates.
+#include <bit>
+
 #include "internal.h"
+#include "npu/isa/half.h"
 
 namespace npu::codegen {
 namespace {
@@ -26,7 +29,9 @@ struct Axis {
 
 struct BoxCopy {
   std::string op, name;
-  uint32_t e = 1;
+  uint32_t e = 1;       // element bytes in SRAM and in the output
+  uint32_t e_in = 1;    // element bytes in the input (differs when the load converts)
+  detail::Convert cvt;  // the loads' conversion (input dtype -> output dtype)
   uint64_t in_va = 0, out_va = 0;
   uint32_t fill = 0;
   bool padded = false;
@@ -106,7 +111,7 @@ TileBox tile_box(const std::vector<Axis>& ax, const Tiling& t, uint64_t index) {
 /// inner one is unpadded; at most 3 dims may remain.
 Expected<void> emit_padded_load(isa::CommandBufferBuilder& b, uint64_t dram, uint32_t sram,
                                 uint32_t e, uint32_t fill, const std::vector<PadDim>& dims,
-                                const std::string& what) {
+                                const std::string& what, detail::Convert cvt) {
   std::vector<PadDim> m;
   for (const PadDim& d : dims) {
     if (d.size == 1 && d.pb == 0 && d.pa == 0) continue;
@@ -129,6 +134,8 @@ Expected<void> emit_padded_load(isa::CommandBufferBuilder& b, uint64_t dram, uin
   a.sram = sram;
   a.elem_size = e;
   a.pad_value = fill;
+  a.dram_dtype = cvt.dram;
+  a.sram_dtype = cvt.sram;
   std::array<uint32_t, 3> ds{};
   for (int i = 0; i < 3; ++i) {
     const PadDim& d = m[2 - i];
@@ -249,6 +256,8 @@ Expected<void> emit_plain(const BoxCopy& op, const Variant& v, const Tiling& t, 
     a.elem_size = op.e;
     a.pad_before = {uint16_t(fill_len), 0, 0};
     a.pad_value = op.fill;
+    a.dram_dtype = op.cvt.dram;
+    a.sram_dtype = op.cvt.sram;
     b.dma_load(a);
     b.sem_signal(NPU_ENGINE_DMA_IN, *full);
     b.sem_wait(NPU_ENGINE_DMA_OUT, *full);
@@ -263,8 +272,8 @@ Expected<void> emit_plain(const BoxCopy& op, const Variant& v, const Tiling& t, 
     }
     const uint32_t s = slot[k % 2];
     if (k >= 2) b.sem_wait(NPU_ENGINE_DMA_IN, *free);
-    NPU_TRY(
-        emit_padded_load(b, op.in_va + tb.in_off, s, op.e, op.fill, tb.load, op.name + " input"));
+    NPU_TRY(emit_padded_load(b, op.in_va + tb.in_off, s, op.e, op.fill, tb.load, op.name + " input",
+                             op.cvt));
     b.sem_signal(NPU_ENGINE_DMA_IN, *full);
     b.sem_wait(NPU_ENGINE_DMA_OUT, *full);
     NPU_TRY(
@@ -304,7 +313,8 @@ Expected<void> emit_transposed(const BoxCopy& op, const Variant& v, const Tiling
     const TileBox tb = tile_box(v.axes, t, i);
     std::vector<PadDim> box;
     for (uint32_t a : order) box.push_back(tb.load[a]);
-    return emit_padded_load(b, op.in_va + tb.in_off, in[s], op.e, 0, box, op.name + " input");
+    return emit_padded_load(b, op.in_va + tb.in_off, in[s], op.e, 0, box, op.name + " input",
+                            op.cvt);
   };
   p.compute = [&](uint32_t i, uint32_t s) -> Expected<void> {
     const TileBox tb = tile_box(v.axes, t, i);
@@ -384,7 +394,7 @@ Expected<LayerReport> emit_box_copy(const BoxCopy& op, EmitContext& ctx) {
     Variant v;
     for (uint32_t i : by_in) v.axes.push_back(op.axes[i]);
     vars.push_back(v);
-    if (!op.padded && op.axes.back().in_stride != op.e && v.axes.back().in_stride == op.e)
+    if (!op.padded && op.axes.back().in_stride != op.e_in && v.axes.back().in_stride == op.e_in)
       vars.push_back({op.axes, by_in});
   }
   const uint64_t budget = ctx.budget();
@@ -446,16 +456,29 @@ Expected<LayerReport> emit_box_copy(const BoxCopy& op, EmitContext& ctx) {
   return detail::search_emit(ctx, cands, emit, base);
 }
 
+/// Equal dtypes, or two float types (the loads convert).
+bool same_or_float(uint8_t a, uint8_t b) {
+  return a == b || (isa::dtype_is_float(a) && isa::dtype_is_float(b));
+}
+
+/// Element sizes and the loads' conversion of a copy from `in` to `out` (SRAM holds the
+/// output's type; a copy between fp16 and fp32 converts as it loads).
+void set_types(BoxCopy& bc, const TensorDesc& in, const TensorDesc& out) {
+  bc.e = out.elem_size(), bc.e_in = in.elem_size();
+  if (in.dtype != out.dtype) bc.cvt = {in.dtype, out.dtype};
+}
+
 }  // namespace
 
 Expected<LayerReport> emit_copy(const CopyOp& op, EmitContext& ctx) {
   const std::string who = "copy " + op.name + ": ";
-  if (op.input.dims != op.output.dims || op.input.dtype != op.output.dtype)
+  if (op.input.dims != op.output.dims || !same_or_float(op.input.dtype, op.output.dtype))
     return make_error(
         EINVAL, who + "output " + op.output.str() + " does not match input " + op.input.str());
   if (op.input.elem_size() == 0) return make_error(EINVAL, who + "unknown dtype");
   BoxCopy bc;
-  bc.op = "copy", bc.name = op.name, bc.e = op.input.elem_size();
+  bc.op = "copy", bc.name = op.name;
+  set_types(bc, op.input, op.output);
   bc.in_va = op.input.va, bc.out_va = op.output.va;
   auto axes = make_axes(who, op.input, op.output, std::vector<uint64_t>(op.input.rank(), 0));
   if (!axes) return axes.error();
@@ -466,9 +489,10 @@ Expected<LayerReport> emit_copy(const CopyOp& op, EmitContext& ctx) {
 Expected<LayerReport> emit_pad(const PadOp& op, EmitContext& ctx) {
   const std::string who = "pad " + op.name + ": ";
   const size_t r = op.input.rank();
-  if (op.input.dtype != op.output.dtype || op.output.rank() != r || op.pad_before.size() != r)
-    return make_error(EINVAL, who + "needs input and output of one dtype and rank and one " +
-                                  "pad_before per dim");
+  if (!same_or_float(op.input.dtype, op.output.dtype) || op.output.rank() != r ||
+      op.pad_before.size() != r)
+    return make_error(EINVAL, who + "needs input and output of one dtype (or two float types) " +
+                                  "and rank and one pad_before per dim");
   if (op.input.elem_size() == 0) return make_error(EINVAL, who + "unknown dtype");
   std::vector<uint64_t> pb(r);
   bool padded = false;
@@ -486,9 +510,13 @@ Expected<LayerReport> emit_pad(const PadOp& op, EmitContext& ctx) {
     padded |= op.output.dim(i) != op.input.dim(i);
   }
   BoxCopy bc;
-  bc.op = "pad", bc.name = op.name, bc.e = op.input.elem_size();
+  bc.op = "pad", bc.name = op.name;
+  set_types(bc, op.input, op.output);
   bc.in_va = op.input.va, bc.out_va = op.output.va;
-  bc.fill = bc.e == 4 ? op.fill_bits : op.fill_bits & ((1u << (8 * bc.e)) - 1);
+  if (isa::dtype_is_half(op.output.dtype))  // fill_bits are fp32 bits for every float type
+    bc.fill = isa::fp32_to_half(op.output.dtype, std::bit_cast<float>(op.fill_bits));
+  else
+    bc.fill = bc.e == 4 ? op.fill_bits : op.fill_bits & ((1u << (8 * bc.e)) - 1);
   bc.padded = padded;
   auto axes = make_axes(who, op.input, op.output, pb);
   if (!axes) return axes.error();

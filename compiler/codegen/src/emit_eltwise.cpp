@@ -40,15 +40,19 @@ uint64_t sram_need(const std::vector<Axis>& axes, size_t ax, uint64_t c, uint32_
 
 }  // namespace
 
-Expected<LayerReport> emit_eltwise(const EltwiseOp& op, EmitContext& ctx) {
+Expected<LayerReport> emit_eltwise(const EltwiseOp& op_in, EmitContext& ctx) {
+  EltwiseOp op = op_in;  // half-precision operands compute in fp32
+  op.a = op.a.widened(), op.b = op.b.widened(), op.output = op.output.widened();
   const std::string who = "eltwise " + op.name + ": ";
   const TensorDesc* t[3] = {&op.a, &op.b, &op.output};
   const size_t R = op.output.rank();
   if (op.a.rank() > R || op.b.rank() > R)
     return make_error(EINVAL, who + "inputs have more dims than the output");
-  if (op.a.dtype != op.output.dtype || op.b.dtype != op.output.dtype)
-    return make_error(EINVAL, who + "a, b and output must have one dtype");
-  const uint32_t e = op.output.elem_size();
+  const uint8_t dt = op.output.compute_dtype();
+  if (op.a.compute_dtype() != dt || op.b.compute_dtype() != dt)
+    return make_error(EINVAL, who + "a, b and output must have one dtype (" + op.a.str() + ", " +
+                                  op.b.str() + ", " + op.output.str() + ")");
+  const uint32_t e = op.output.sram_elem_size();
   std::vector<Axis> axes;
   for (size_t i = 0; i < R; ++i) {
     Axis a{op.output.dim(i), {0, 0, op.output.stride(i)}};
@@ -73,7 +77,8 @@ Expected<LayerReport> emit_eltwise(const EltwiseOp& op, EmitContext& ctx) {
     }
     axes.push_back(a);
   }
-  if (axes.empty()) axes.push_back({1, {e, e, e}});
+  if (axes.empty())
+    axes.push_back({1, {op.a.elem_size(), op.b.elem_size(), op.output.elem_size()}});
   if (axes.size() > 4) return make_error(EINVAL, who + "broadcast pattern needs more than 4 dims");
   const uint64_t budget = ctx.budget();
   size_t ax = axes.size() > 3 ? axes.size() - 3 : 0;
@@ -138,7 +143,7 @@ Expected<LayerReport> emit_eltwise(const EltwiseOp& op, EmitContext& ctx) {
       for (int k = 0; k < 2; ++k) {
         if (inv[k] && i > 0) continue;
         NPU_TRY(detail::emit_dma(b, true, t[k]->va + tl.off[k], slot[k][s], e, box(tl, k),
-                                 op.name + (k ? " b" : " a")));
+                                 op.name + (k ? " b" : " a"), detail::convert_of(*t[k])));
       }
       return ok();
     };
@@ -160,7 +165,7 @@ Expected<LayerReport> emit_eltwise(const EltwiseOp& op, EmitContext& ctx) {
       }
       for (size_t q = 0; q < dims.size(); ++q) shape[off + q] = uint32_t(dims[q]);
       isa::EltwiseArgs a;
-      a.op = op.op, a.dtype = op.output.dtype, a.shape = shape;
+      a.op = op.op, a.dtype = dt, a.shape = shape;
       a.a_addr = slot[0][s], a.b_addr = slot[1][s], a.out_addr = slot[2][s];
       a.a_stride = st[0], a.b_stride = st[1], a.out_stride = st[2];
       b.eltwise(a);
@@ -169,7 +174,7 @@ Expected<LayerReport> emit_eltwise(const EltwiseOp& op, EmitContext& ctx) {
     p.store = [&](uint32_t i, uint32_t s) -> Expected<void> {
       const Tile tl = tile(i);
       return detail::emit_dma(b, false, op.output.va + tl.off[2], slot[2][s], e, box(tl, 2),
-                              op.name + " output");
+                              op.name + " output", detail::convert_of(op.output));
     };
     return detail::emit_pipeline(c, p);
   };

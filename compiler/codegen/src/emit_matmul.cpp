@@ -49,10 +49,10 @@ Expected<MmGeom> check(const MatMulOp& op) {
                                   std::to_string(bk) + ")");
   if (o.dim(ra - 2) != g.M || o.dim(ra - 1) != g.N || (ra == 3 && o.dim(0) != g.batch))
     return make_error(EINVAL, who + "output " + o.str() + " does not match");
-  g.integer = a.dtype != NPU_DTYPE_FP32;
+  g.integer = !isa::dtype_is_float(a.compute_dtype());
   if (g.integer && op.chan_va == 0)
     return make_error(EINVAL, who + "integer matmul needs channel params (chan_va)");
-  g.e_a = a.elem_size(), g.e_b = b.elem_size(), g.e_o = o.elem_size();
+  g.e_a = a.sram_elem_size(), g.e_b = b.sram_elem_size(), g.e_o = o.sram_elem_size();
   g.chan_per_n = g.integer ? sizeof(npu_chan_qparams) : (op.chan_va ? 4 : 0);
   g.a_sb = ra == 3 ? a.stride(0) : 0, g.a_sm = a.stride(ra - 2), g.a_sk = a.stride(ra - 1);
   g.o_sb = ra == 3 ? o.stride(0) : 0, g.o_sm = o.stride(ra - 2), g.o_sn = o.stride(ra - 1);
@@ -115,17 +115,20 @@ Expected<void> emit_tiling(const MatMulOp& op, const MmGeom& g, MmTiling t, Emit
       const uint64_t src = op.b.va + tl.bt * g.b_sb + tl.n0 * g.b_sn;
       if (op.transpose_b)
         NPU_TRY(detail::emit_dma(b, true, src, wslot[tl.set % 2], g.e_b,
-                                 {{tl.ns, g.b_sn}, {g.K, g.b_sk}}, op.name + " b"));
+                                 {{tl.ns, g.b_sn}, {g.K, g.b_sk}}, op.name + " b",
+                                 detail::convert_of(op.b)));
       else
         NPU_TRY(detail::emit_dma(b, true, src, wslot[tl.set % 2], g.e_b,
-                                 {{g.K, g.b_sk}, {tl.ns, g.b_sn}}, op.name + " b"));
+                                 {{g.K, g.b_sk}, {tl.ns, g.b_sn}}, op.name + " b",
+                                 detail::convert_of(op.b)));
       if (g.chan_per_n)
         NPU_TRY(detail::emit_dma_bytes(b, true, op.chan_va + uint64_t(tl.n0) * g.chan_per_n,
                                        cslot[tl.set % 2], uint64_t(tl.ns) * g.chan_per_n,
                                        op.name + " channel params"));
     }
     return detail::emit_dma(b, true, op.a.va + tl.bt * g.a_sb + tl.m0 * g.a_sm, in[slot], g.e_a,
-                            {{tl.rows, g.a_sm}, {g.K, g.a_sk}}, op.name + " a");
+                            {{tl.rows, g.a_sm}, {g.K, g.a_sk}}, op.name + " a",
+                            detail::convert_of(op.a));
   };
   p.compute = [&](uint32_t i, uint32_t slot) -> Expected<void> {
     const Tile tl = tile(i);
@@ -133,7 +136,8 @@ Expected<void> emit_tiling(const MatMulOp& op, const MmGeom& g, MmTiling t, Emit
     a.a_addr = in[slot], a.b_addr = wslot[tl.set % 2], a.out_addr = out[slot];
     a.chan_addr = cslot[tl.set % 2];
     a.m = tl.rows, a.k = g.K, a.n = tl.ns, a.batch = 1;
-    a.a_dtype = op.a.dtype, a.b_dtype = op.b.dtype, a.out_dtype = op.output.dtype;
+    a.a_dtype = op.a.compute_dtype(), a.b_dtype = op.b.compute_dtype();
+    a.out_dtype = op.output.compute_dtype();
     a.a_zp = op.a_zp, a.out_zp = op.out_zp;
     a.clamp_min = op.clamp_min, a.clamp_max = op.clamp_max;
     a.fclamp_min = op.fclamp_min, a.fclamp_max = op.fclamp_max;
@@ -146,7 +150,7 @@ Expected<void> emit_tiling(const MatMulOp& op, const MmGeom& g, MmTiling t, Emit
     const Tile tl = tile(i);
     return detail::emit_dma(
         b, false, op.output.va + tl.bt * g.o_sb + tl.m0 * g.o_sm + tl.n0 * g.o_sn, out[slot], g.e_o,
-        {{tl.rows, g.o_sm}, {tl.ns, g.o_sn}}, op.name + " output");
+        {{tl.rows, g.o_sm}, {tl.ns, g.o_sn}}, op.name + " output", detail::convert_of(op.output));
   };
   return detail::emit_pipeline(ctx, p);
 }
@@ -158,7 +162,7 @@ Expected<LayerReport> emit_matmul(const MatMulOp& op, EmitContext& ctx) {
   if (!gr) return gr.error();
   const MmGeom g = *gr;
   const uint64_t budget = ctx.budget();
-  const uint32_t cols = g.integer ? ctx.cfg.matrix.int8_cols : ctx.cfg.matrix.fp32_cols;
+  const uint32_t cols = detail::matrix_cols(ctx.cfg, op.b.compute_dtype());
   const uint32_t unit = std::min(g.N, std::max(cols, 1u));
   auto sets = [&](uint32_t ns) { return ceil_div(g.N, ns) * (g.b_batched ? g.batch : 1); };
   std::vector<uint32_t> slice_opts;

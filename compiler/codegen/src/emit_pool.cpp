@@ -28,13 +28,15 @@ uint64_t sram_need(const PoolGeom& g, PoolTiling t) {
 
 }  // namespace
 
-Expected<LayerReport> emit_pool(const PoolOp& op, EmitContext& ctx) {
+Expected<LayerReport> emit_pool(const PoolOp& op_in, EmitContext& ctx) {
+  PoolOp op = op_in;  // half-precision tensors pool in fp32
+  op.input = op.input.widened(), op.output = op.output.widened();
   const std::string who = "pool " + op.name + ": ";
   if (op.input.rank() != 4 || op.output.rank() != 4)
     return make_error(EINVAL, who + "input and output must be nhwc");
   PoolGeom g{};
   g.N = op.input.dim(0), g.H = op.input.dim(1), g.W = op.input.dim(2), g.C = op.input.dim(3);
-  g.OH = op.output.dim(1), g.OW = op.output.dim(2), g.e = op.input.elem_size();
+  g.OH = op.output.dim(1), g.OW = op.output.dim(2), g.e = op.input.sram_elem_size();
   if (op.global) {
     g.kh = g.H, g.kw = g.W, g.sh = g.sw = 1;
   } else {
@@ -44,7 +46,7 @@ Expected<LayerReport> emit_pool(const PoolOp& op, EmitContext& ctx) {
   const uint32_t oh = isa::CommandBufferBuilder::conv_out_size(g.H, g.pt, g.pb, g.kh, 1, g.sh);
   const uint32_t ow = isa::CommandBufferBuilder::conv_out_size(g.W, g.pl, g.pr, g.kw, 1, g.sw);
   if (oh != g.OH || ow != g.OW || op.output.dim(0) != g.N || op.output.dim(3) != g.C ||
-      op.input.dtype != op.output.dtype)
+      op.input.compute_dtype() != op.output.compute_dtype())
     return make_error(
         EINVAL, who + "output " + op.output.str() + " does not match input " + op.input.str());
   for (uint32_t v : {g.H, g.W, g.C, g.kh, g.kw})
@@ -100,12 +102,13 @@ Expected<LayerReport> emit_pool(const PoolOp& op, EmitContext& ctx) {
       return detail::emit_dma(
           b, true, x.va + tl.n * x.stride(0) + tl.a0 * x.stride(1) + tl.c0 * x.stride(3), in[slot],
           g.e, {{uint64_t(tl.a1 - tl.a0), x.stride(1)}, {g.W, x.stride(2)}, {tl.cs, x.stride(3)}},
-          op.name + " input");
+          op.name + " input", detail::convert_of(x));
     };
     p.compute = [&](uint32_t i, uint32_t slot) -> Expected<void> {
       const Tile tl = tile(i);
       isa::PoolArgs a;
-      a.kind = op.kind, a.dtype = op.input.dtype, a.in_addr = in[slot], a.out_addr = out[slot];
+      a.kind = op.kind, a.dtype = op.input.compute_dtype(), a.in_addr = in[slot],
+      a.out_addr = out[slot];
       a.in_h = uint16_t(tl.a1 - tl.a0), a.in_w = uint16_t(g.W), a.channels = uint16_t(tl.cs);
       a.out_h = uint16_t(tl.rows), a.out_w = uint16_t(g.OW);
       a.k_h = uint16_t(g.kh), a.k_w = uint16_t(g.kw);
@@ -122,7 +125,7 @@ Expected<LayerReport> emit_pool(const PoolOp& op, EmitContext& ctx) {
       return detail::emit_dma(
           b, false, y.va + tl.n * y.stride(0) + tl.oy0 * y.stride(1) + tl.c0 * y.stride(3),
           out[slot], g.e, {{tl.rows, y.stride(1)}, {g.OW, y.stride(2)}, {tl.cs, y.stride(3)}},
-          op.name + " output");
+          op.name + " output", detail::convert_of(y));
     };
     return detail::emit_pipeline(c, p);
   };

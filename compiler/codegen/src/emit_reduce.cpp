@@ -8,11 +8,14 @@ namespace npu::codegen {
 using detail::ceil_div;
 using detail::slot_bytes;
 
-Expected<LayerReport> emit_reduce(const ReduceOp& op, EmitContext& ctx) {
+Expected<LayerReport> emit_reduce(const ReduceOp& op_in, EmitContext& ctx) {
+  ReduceOp op = op_in;  // half-precision tensors reduce in fp32
+  op.input = op.input.widened(), op.output = op.output.widened();
   const std::string who = "reduce " + op.name + ": ";
-  if (!op.input.contiguous() || !op.output.contiguous() || op.input.dtype != NPU_DTYPE_FP32 ||
-      op.output.dtype != NPU_DTYPE_FP32)
-    return make_error(EINVAL, who + "needs contiguous fp32 input and output");
+  if (!op.input.contiguous() || !op.output.contiguous() ||
+      op.input.compute_dtype() != NPU_DTYPE_FP32 || op.output.compute_dtype() != NPU_DTYPE_FP32)
+    return make_error(EINVAL, who + "needs contiguous fp32 (or half) input and output");
+  const uint64_t ei = op.input.elem_size(), eo = op.output.elem_size();  // DRAM bytes
   if (op.axis_begin >= op.axis_end || op.axis_end > op.input.rank())
     return make_error(EINVAL, who + "bad axis range");
   uint64_t outer = 1, len = 1, inner = 1;
@@ -63,9 +66,9 @@ Expected<LayerReport> emit_reduce(const ReduceOp& op, EmitContext& ctx) {
     p.tiles = rep.tiles;
     p.load = [&](uint32_t i, uint32_t s) -> Expected<void> {
       auto [o0, oc, i0, icc] = tile(i);
-      return detail::emit_dma(b, true, op.input.va + (o0 * len * inner + i0) * 4, in[s], 4,
-                              {{oc, len * inner * 4}, {len, inner * 4}, {icc, 4}},
-                              op.name + " input");
+      return detail::emit_dma(b, true, op.input.va + (o0 * len * inner + i0) * ei, in[s], 4,
+                              {{oc, len * inner * ei}, {len, inner * ei}, {icc, ei}},
+                              op.name + " input", detail::convert_of(op.input));
     };
     p.compute = [&](uint32_t i, uint32_t s) -> Expected<void> {
       auto [o0, oc, i0, icc] = tile(i);
@@ -74,8 +77,9 @@ Expected<LayerReport> emit_reduce(const ReduceOp& op, EmitContext& ctx) {
     };
     p.store = [&](uint32_t i, uint32_t s) -> Expected<void> {
       auto [o0, oc, i0, icc] = tile(i);
-      return detail::emit_dma(b, false, op.output.va + (o0 * inner + i0) * 4, out[s], 4,
-                              {{oc, inner * 4}, {icc, 4}}, op.name + " output");
+      return detail::emit_dma(b, false, op.output.va + (o0 * inner + i0) * eo, out[s], 4,
+                              {{oc, inner * eo}, {icc, eo}}, op.name + " output",
+                              detail::convert_of(op.output));
     };
     return detail::emit_pipeline(c, p);
   };

@@ -10,7 +10,16 @@ Expected<void> require_contiguous(const std::string& op, const std::string& name
   return ok();
 }
 
+void flat_io(FlatSpec& s, const TensorDesc& in, const TensorDesc& out) {
+  s.in_va = in.va, s.out_va = out.va;
+  s.e_in = in.sram_elem_size(), s.e_out = out.sram_elem_size();
+  s.dram_e_in = in.elem_size(), s.dram_e_out = out.elem_size();
+  s.cvt_in = convert_of(in), s.cvt_out = convert_of(out);
+}
+
 Expected<LayerReport> emit_flat(EmitContext& ctx, const FlatSpec& s) {
+  const uint64_t de_in = s.dram_e_in ? s.dram_e_in : s.e_in;
+  const uint64_t de_out = s.dram_e_out ? s.dram_e_out : s.e_out;
   const uint64_t out_align = s.out_align ? s.out_align : s.align;
   const uint64_t units = s.count / s.align;
   if (units == 0 || s.count % s.align)
@@ -53,8 +62,8 @@ Expected<LayerReport> emit_flat(EmitContext& ctx, const FlatSpec& s) {
     p.load = [&](uint32_t t, uint32_t slot) -> Expected<void> {
       if (t == 0 && s.const_bytes) NPU_TRY(s.load_consts(b, consts));
       auto [u0, n] = range(t);
-      return emit_dma(b, true, s.in_va + u0 * s.align * s.e_in, in[slot], s.e_in,
-                      {{n * s.align, s.e_in}}, s.name + " input");
+      return emit_dma(b, true, s.in_va + u0 * s.align * de_in, in[slot], s.e_in,
+                      {{n * s.align, de_in}}, s.name + " input", s.cvt_in);
     };
     p.compute = [&](uint32_t t, uint32_t slot) -> Expected<void> {
       auto [u0, n] = range(t);
@@ -63,8 +72,8 @@ Expected<LayerReport> emit_flat(EmitContext& ctx, const FlatSpec& s) {
     };
     p.store = [&](uint32_t t, uint32_t slot) -> Expected<void> {
       auto [u0, n] = range(t);
-      return emit_dma(b, false, s.out_va + u0 * out_align * s.e_out, out[slot], s.e_out,
-                      {{n * out_align, s.e_out}}, s.name + " output");
+      return emit_dma(b, false, s.out_va + u0 * out_align * de_out, out[slot], s.e_out,
+                      {{n * out_align, de_out}}, s.name + " output", s.cvt_out);
     };
     return emit_pipeline(c, p);
   };

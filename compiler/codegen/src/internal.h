@@ -27,10 +27,27 @@ struct BoxDim {
   uint64_t stride;
 };
 
+/// Output-channel lanes of the matrix engine's array for a weight dtype.
+inline uint32_t matrix_cols(const isa::DeviceConfig& cfg, uint8_t w_dtype) {
+  if (isa::dtype_is_half(w_dtype)) return cfg.matrix.fp16_cols;
+  return w_dtype == NPU_DTYPE_FP32 ? cfg.matrix.fp32_cols : cfg.matrix.int8_cols;
+}
+
+/// The element conversion of a DMA: DRAM and SRAM types (both 0: the bytes move unchanged).
+struct Convert {
+  uint8_t dram = 0, sram = 0;
+};
+/// The conversion a tensor's DMAs make (none unless its SRAM type differs).
+inline Convert convert_of(const TensorDesc& t) {
+  return t.sram_dtype && t.sram_dtype != t.dtype ? Convert{t.dtype, t.sram_dtype} : Convert{};
+}
+
 /// Emits one DMA_LOAD (load) or DMA_STORE of a strided DRAM box to/from a contiguous SRAM
-/// box. Dims of extent 1 are dropped and contiguous neighbours merged; at most 3 may remain.
+/// box of `elem`-byte SRAM elements. Dims of extent 1 are dropped and contiguous neighbours
+/// merged; at most 3 may remain. `cvt` converts elements between the DRAM and SRAM types.
 Expected<void> emit_dma(isa::CommandBufferBuilder& b, bool load, uint64_t dram, uint32_t sram,
-                        uint32_t elem, std::vector<BoxDim> dims, const std::string& what);
+                        uint32_t elem, std::vector<BoxDim> dims, const std::string& what,
+                        Convert cvt = {});
 
 /// A contiguous 1-D copy of `bytes` bytes (weights, params), in the widest element size
 /// dividing the size.

@@ -23,6 +23,17 @@ std::optional<LowerError> place_graph_inputs(Lowering& L, PackageBuilder& pb,
   return std::nullopt;
 }
 
+/// Values that cross a segment boundary or are graph inputs/outputs keep their graph type:
+/// the runtime (or a later segment through the tensor table) reads them as declared.
+void mark_typed_values(Lowering& L, const Partition& p) {
+  for (const Segment& s : p.segments) {
+    for (ValueId v : s.inputs) L.keeps_type[static_cast<size_t>(v)] = true;
+    for (ValueId v : s.outputs) L.keeps_type[static_cast<size_t>(v)] = true;
+  }
+  for (ValueId v : L.g.inputs) L.keeps_type[static_cast<size_t>(v)] = true;
+  for (ValueId v : L.g.outputs) L.keeps_type[static_cast<size_t>(v)] = true;
+}
+
 }  // namespace
 
 std::variant<format::Package, LowerError> lower(const Graph& g, const Partition& p,
@@ -30,6 +41,7 @@ std::variant<format::Package, LowerError> lower(const Graph& g, const Partition&
   Lowering L(g, o);
   PackageBuilder pb(g);
   const Liveness live(g, p);
+  mark_typed_values(L, p);
   if (auto e = place_graph_inputs(L, pb, live)) return *e;
   for (const Segment& seg : p.segments) {
     auto e = seg.target == Target::kDevice ? lower_device_segment(L, pb, live, seg)

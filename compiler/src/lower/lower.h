@@ -26,6 +26,10 @@ namespace npu::compiler::detail {
 
 struct LowerOptions {
   isa::DeviceConfig cfg;
+  /// 0: every tensor in its graph type. NPU_DTYPE_FP16/BF16: float32 tensors only the device
+  /// reads and writes (and matrix weights) are stored in that type, convolutions and matrix
+  /// products run on the half-precision array, vector ops compute in fp32 (DMA converts).
+  uint8_t precision = 0;
   std::string model_name, source, producer;
 };
 

@@ -54,9 +54,16 @@ Expected<void> lower_conv(Lowering& L, const Node& n) {
   auto wdt = npu_dtype(wt->dtype, "weights");
   if (!wdt) return wdt.error();
   const auto kh = win->kh, kw = win->kw;
-  op.weights =
-      TensorDesc::make(L.constants.add(to_ohwi(*wt)), *wdt,
-                       {static_cast<uint32_t>(OC), kh, kw, static_cast<uint32_t>(wt->shape[1])});
+  const std::vector<uint32_t> wdims{static_cast<uint32_t>(OC), kh, kw,
+                                    static_cast<uint32_t>(wt->shape[1])};
+  // Half precision: weights converted once, the input read (converted if need be) as half.
+  const uint8_t half = n.op_type == "Conv" ? L.matrix_half(wt->dtype) : 0;
+  if (half) {
+    op.weights = TensorDesc::make(L.add_half_constant(to_ohwi(*wt), wt->dtype, half), half, wdims);
+    op.input = op.input.computed_as(half);
+  } else {
+    op.weights = TensorDesc::make(L.constants.add(to_ohwi(*wt)), *wdt, wdims);
+  }
   op.stride_h = win->sh, op.stride_w = win->sw, op.dil_h = win->dh, op.dil_w = win->dw;
   op.pad_top = win->pt, op.pad_left = win->pl, op.pad_bottom = win->pb, op.pad_right = win->pr;
   op.groups = static_cast<uint32_t>(n.attr_int("group", 1));

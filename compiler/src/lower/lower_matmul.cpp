@@ -35,9 +35,17 @@ Expected<void> lower_matmul(Lowering& L, const Node& n) {
     op.a.dims.insert(op.a.dims.begin(), batch);
     if (a_batch == 1) op.a.strides = {0, uint64_t(K) * op.a.elem_size(), op.a.elem_size()};
   }
-  auto bs = L.in_perm(b, identity_perm(bd->size()));
-  if (!bs) return bs.error();
-  op.b = *bs;
+  // Half precision: a constant B converted once, A and a computed B read as half.
+  const NpyArray* bc = g.constant(b);
+  const uint8_t half = ql || mi ? 0 : L.matrix_half(g.value(b).dtype);
+  if (half && bc && g.value(a).dtype == g.value(b).dtype) {
+    op.b = codegen::TensorDesc::make(L.add_half_constant(bc->data, bc->dtype, half), half, {});
+  } else {
+    auto bs = L.in_perm(b, identity_perm(bd->size()));
+    if (!bs) return bs.error();
+    op.b = *bs;
+  }
+  if (half) op.a = op.a.computed_as(half), op.b = op.b.computed_as(half);
   op.b.dims = tb ? std::vector<uint32_t>{N, K} : std::vector<uint32_t>{K, N};
   if (b_batch > 1) op.b.dims.insert(op.b.dims.begin(), b_batch);
   auto out = L.define_desc(y, identity_perm(yd->size()));

@@ -15,8 +15,7 @@ Expected<void> lower_view(Lowering& L, const Node& n) {
   if (!yd) return yd.error();
   auto s = L.storage_in_perm(x, identity_perm(xd->size()));
   if (!s) return s.error();
-  L.alias(y, *s, identity_perm(yd->size()));
-  return ok();
+  return L.alias(y, *s, identity_perm(yd->size()));
 }
 
 /// Transpose: the output is the input's bytes read in another order (no data movement).
@@ -38,8 +37,7 @@ Expected<void> lower_transpose(Lowering& L, const Node& n) {
   for (size_t i = 0; i < rank; ++i) pinv[static_cast<size_t>(p[i])] = static_cast<int>(i);
   Perm out(rank);
   for (size_t j = 0; j < rank; ++j) out[j] = pinv[static_cast<size_t>(s->perm[j])];
-  L.alias(y, *s, out);
-  return ok();
+  return L.alias(y, *s, out);
 }
 
 /// Concat: each input is copied into its slice of the output (in the inputs' common order).
@@ -117,7 +115,7 @@ Expected<void> lower_pad(Lowering& L, const Node& n) {
   if (rank == 0) op.pad_before = {0};
   const std::optional<DType> t = L.g.value(x).dtype;
   if (n.input(2) >= 0) {
-    if (t == DType::kFloat32) {
+    if (t == DType::kFloat32 || t == DType::kFloat16) {  // fp32 bits; emit_pad narrows
       auto f = floats_n(L.g, n.input(2), 1, "constant_value");
       if (!f) return f.error();
       std::memcpy(&op.fill_bits, f->data(), 4);

@@ -149,8 +149,7 @@ Expected<void> lower_reduce(Lowering& L, const Node& n) {
   if (!in_s) return in_s.error();
   if (axes.empty()) {
     if (n.attr_int("noop_with_empty_axes", 0) != 0) {
-      L.alias(y, *in_s, in_s->perm);
-      return ok();
+      return L.alias(y, *in_s, in_s->perm);
     }
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }

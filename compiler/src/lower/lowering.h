@@ -8,6 +8,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,7 +25,7 @@ namespace npu::compiler::detail {
 class Lowering {
  public:
   Lowering(const Graph& graph, const LowerOptions& o)
-      : g(graph), opt(o), storage(graph.num_values()) {}
+      : g(graph), opt(o), storage(graph.num_values()), keeps_type(graph.num_values(), false) {}
 
   const Graph& g;
   const LowerOptions& opt;
@@ -35,20 +36,32 @@ class Lowering {
 
   // ---- values (storage.cpp) ----
   std::vector<std::optional<Storage>> storage;  // by ValueId
+  /// By ValueId: the runtime or another segment reads or writes v, so it is stored in its
+  /// graph type whatever the precision (set by lower() before the first segment).
+  std::vector<bool> keeps_type;
+  /// NPU_DTYPE_* v is stored in when defined on the device (0: not a device type).
+  uint8_t stored_dtype(ValueId v) const;
+  /// The half-precision type a conv/matmul with weights (or B) of graph type `t` runs in on
+  /// the matrix engine (fp16 for float16 models, the precision for float32), or 0.
+  uint8_t matrix_half(std::optional<DType> t) const;
+  /// Float32 or float16 elements (`from`) as `dtype` (fp16/bf16) bits in the constants
+  /// buffer; returns their VA.
+  uint64_t add_half_constant(std::span<const std::byte> data, DType from, uint8_t dtype);
   /// Dims of a value (static), or an error naming it.
   Expected<std::vector<int64_t>> dims(ValueId v) const;
   /// A graph constant stored plainly (ONNX order) in the constants buffer, converted to
   /// `dtype` if given (integers to float, say).
   Expected<Storage> constant_storage(ValueId v, std::optional<DType> as = std::nullopt);
-  /// Allocates arena storage for v in `perm` (one ref held by v).
+  /// Allocates arena storage for v in `perm` (one ref held by v), in stored_dtype(v).
   Expected<Storage> define(ValueId v, Perm perm);
   /// define() and the codegen view of the new storage.
   Expected<codegen::TensorDesc> define_desc(ValueId v, Perm perm);
   /// define() in identity order for a value the runtime writes (a graph input or a host
   /// result that the device reads).
   Expected<Storage> define_runtime_written(ValueId v);
-  /// v shares `src`'s bytes (reshapes, transposes by permutation).
-  void alias(ValueId v, const Storage& src, Perm perm);
+  /// v shares `src`'s bytes (reshapes, transposes by permutation); when v keeps its graph
+  /// type and src is stored narrower, v gets its own storage and a converting COPY layer.
+  Expected<void> alias(ValueId v, const Storage& src, Perm perm);
   /// Storage of v (constants are placed on first use).
   Expected<Storage> get(ValueId v);
   /// v is dead: its arena bytes may be reused (its storage keeps the location for the

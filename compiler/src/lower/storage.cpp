@@ -3,7 +3,10 @@
 // order (TRANSPOSE layers, cached per value and order until the value dies).
 #include "lower/storage.h"
 
+#include <cstring>
+
 #include "lower/lowering.h"
+#include "npu/isa/half.h"
 
 namespace npu::compiler::detail {
 
@@ -28,6 +31,36 @@ Expected<uint8_t> npu_dtype(std::optional<DType> t, const std::string& what) {
   return d;
 }
 
+uint8_t Lowering::stored_dtype(ValueId v) const {
+  const std::optional<DType> t = g.value(v).dtype;
+  if (opt.precision && t == DType::kFloat32 && !keeps_type[static_cast<size_t>(v)])
+    return opt.precision;
+  return t ? format::isa_dtype(*t) : 0;
+}
+
+uint8_t Lowering::matrix_half(std::optional<DType> t) const {
+  if (t == DType::kFloat16) return NPU_DTYPE_FP16;
+  return t == DType::kFloat32 ? opt.precision : 0;
+}
+
+uint64_t Lowering::add_half_constant(std::span<const std::byte> data, DType from, uint8_t dtype) {
+  const size_t n = data.size() / format::dtype_size(from);
+  std::vector<std::byte> out(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    uint16_t h = 0;
+    if (from == DType::kFloat16) {
+      std::memcpy(&h, data.data() + 2 * i, 2);
+      if (dtype != NPU_DTYPE_FP16) h = isa::fp32_to_half(dtype, isa::fp16_to_fp32(h));
+    } else {
+      float f = 0;
+      std::memcpy(&f, data.data() + 4 * i, 4);
+      h = isa::fp32_to_half(dtype, f);
+    }
+    std::memcpy(out.data() + 2 * i, &h, 2);
+  }
+  return constants.add(out);
+}
+
 Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
   auto d = g.value(v).static_dims();
   if (!d) {
@@ -41,6 +74,26 @@ Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
 Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as) {
   const NpyArray* c = g.constant(v);
   if (!c) return make_error(EINVAL, "'" + g.value(v).name + "' is not a constant");
+  if (as && *as != c->dtype && (*as == DType::kFloat16 || c->dtype == DType::kFloat16)) {
+    if (*as != DType::kFloat16 && *as != DType::kFloat32)
+      return make_error(EINVAL, "'" + g.value(v).name + "': float16 converts to float32 only");
+    if (*as == DType::kFloat16) {
+      if (c->dtype != DType::kFloat32)
+        return make_error(EINVAL, "'" + g.value(v).name + "': only float32 converts to float16");
+      const uint64_t va = add_half_constant(c->data, c->dtype, NPU_DTYPE_FP16);
+      return Storage{va, c->data.size() / 2, -1, identity_perm(c->shape.size()), NPU_DTYPE_FP16};
+    }
+    std::vector<float> f(c->data.size() / 2);
+    for (size_t i = 0; i < f.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, c->data.data() + 2 * i, 2);
+      f[i] = isa::fp16_to_fp32(h);
+    }
+    std::vector<std::byte> bytes(f.size() * 4);
+    std::memcpy(bytes.data(), f.data(), bytes.size());
+    const uint64_t va = constants.add(bytes);
+    return Storage{va, bytes.size(), -1, identity_perm(c->shape.size()), NPU_DTYPE_FP32};
+  }
   if (as && *as != c->dtype) {
     NpyArray conv = NpyArray::zeros(*as, c->shape);
     if (!format::dtype_is_float(*as)) {
@@ -53,19 +106,22 @@ Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as)
         format::set_number(conv, static_cast<int64_t>(i), vals[i]);
     }
     const uint64_t va = constants.add(conv.data);
-    return Storage{va, conv.data.size(), -1, identity_perm(c->shape.size())};
+    return Storage{va, conv.data.size(), -1, identity_perm(c->shape.size()),
+                   format::isa_dtype(*as)};
   }
   const uint64_t va = constants.add(c->data);
-  return Storage{va, c->data.size(), -1, identity_perm(c->shape.size())};
+  return Storage{va, c->data.size(), -1, identity_perm(c->shape.size()),
+                 format::isa_dtype(c->dtype)};
 }
 
 Expected<Storage> Lowering::define(ValueId v, Perm perm) {
   auto d = dims(v);
   if (!d) return d.error();
-  const uint64_t bytes =
-      static_cast<uint64_t>(format::element_count(*d)) * dtype_size(g.value(v).dtype);
+  const uint8_t dt = stored_dtype(v);
+  const uint64_t bytes = static_cast<uint64_t>(format::element_count(*d)) *
+                         (dt ? isa::dtype_size(dt) : dtype_size(g.value(v).dtype));
   const int id = arena.alloc(bytes);
-  Storage s{kArenaVa + arena.offset(id), bytes, id, std::move(perm)};
+  Storage s{kArenaVa + arena.offset(id), bytes, id, std::move(perm), dt};
   storage[static_cast<size_t>(v)] = s;
   return s;
 }
@@ -78,14 +134,30 @@ Expected<codegen::TensorDesc> Lowering::define_desc(ValueId v, Perm perm) {
 
 Expected<Storage> Lowering::define_runtime_written(ValueId v) {
   const Value& val = g.value(v);
+  keeps_type[static_cast<size_t>(v)] = true;
   return define(v, identity_perm(val.shape ? val.shape->size() : 0));
 }
 
-void Lowering::alias(ValueId v, const Storage& src, Perm perm) {
+Expected<void> Lowering::alias(ValueId v, const Storage& src, Perm perm) {
   Storage s = src;
   s.perm = std::move(perm);
-  if (s.alloc >= 0) arena.retain(s.alloc);
-  storage[static_cast<size_t>(v)] = s;
+  // A narrower or wider store than stored_dtype(v) is fine for a value only the device reads
+  // (readers take the type from the storage).
+  if (!keeps_type[static_cast<size_t>(v)] || s.dtype == stored_dtype(v)) {
+    if (s.alloc >= 0) arena.retain(s.alloc);
+    storage[static_cast<size_t>(v)] = s;
+    return ok();
+  }
+  // v keeps its graph type (the runtime reads it) but src is stored narrower: convert.
+  auto from = desc(v, s);
+  if (!from) return from.error();
+  auto to = define_desc(v, s.perm);
+  if (!to) return to.error();
+  codegen::CopyOp op;
+  op.name = g.value(v).name + "/widen";
+  op.input = *from;
+  op.output = *to;
+  return layer(op, &codegen::emit_copy);
 }
 
 Expected<Storage> Lowering::get(ValueId v) {
@@ -117,7 +189,8 @@ void Lowering::release(ValueId v) {
 Expected<codegen::TensorDesc> Lowering::desc(ValueId v, const Storage& s) const {
   auto d = dims(v);
   if (!d) return d.error();
-  auto dt = npu_dtype(g.value(v).dtype, "'" + g.value(v).name + "'");
+  auto dt = s.dtype ? Expected<uint8_t>(s.dtype)
+                    : npu_dtype(g.value(v).dtype, "'" + g.value(v).name + "'");
   if (!dt) return dt.error();
   codegen::TensorDesc t;
   t.va = s.va;
@@ -179,7 +252,7 @@ Expected<Storage> Lowering::storage_in_perm(ValueId v, const Perm& perm) {
   Perm inv(s->perm.size());
   for (size_t j = 0; j < s->perm.size(); ++j) inv[static_cast<size_t>(s->perm[j])] = int(j);
   const int id = arena.alloc(s->bytes);
-  Storage out{kArenaVa + arena.offset(id), s->bytes, id, perm};
+  Storage out{kArenaVa + arena.offset(id), s->bytes, id, perm, s->dtype};
   relayouts[{v, perm}] = out;
   codegen::TransposeOp op;
   op.name = g.value(v).name + "/relayout";

@@ -9,7 +9,9 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "npu/compiler/graph.h"
@@ -22,6 +24,15 @@
 
 namespace npu::compiler {
 
+/// The type float32 tensors compute in on the device (npu-compile --precision): fp32 as in the
+/// graph, or fp16/bf16 (weights converted once, activations between layers stored in half
+/// precision, convolutions and matrix products on the half-precision array with fp32
+/// accumulation, vector ops such as softmax computed in fp32). Graph inputs and outputs, and
+/// tensors the host reads, keep float32.
+enum class Precision { kFp32, kFp16, kBf16 };
+/// "fp32", "fp16", "bf16" -> Precision, or nullopt.
+std::optional<Precision> precision_from_name(std::string_view name);
+
 struct CompileOptions {
   ImportOptions import;      // run-time shapes, symbolic dims, inputs bound as constants
   PassOptions passes;        // --print-after, --disable
@@ -33,6 +44,7 @@ struct CompileOptions {
   /// representative inputs and returns its outputs by name; their ranges drive
   /// quantize_int8(), then the remaining passes run. Requires `calibrate`.
   bool quantize_int8 = false;
+  Precision precision = Precision::kFp32;
   std::function<Expected<std::map<std::string, format::NpyArray>>(const Graph&)> calibrate;
   std::string producer = "npuc";
 };

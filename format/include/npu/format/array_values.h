@@ -6,7 +6,7 @@
 // (uint64 above INT64_MAX wraps), floats truncate toward zero (NaN gives 0 and out-of-range
 // values saturate, where NumPy leaves them undefined), bool reads as 0/1 and stores v != 0,
 // and a store into a narrower integer type wraps (two's complement), as ONNX Cast does.
-// float16 elements read and store as 0 (nothing that uses these helpers computes on them).
+// float16 elements read exactly and store rounded to nearest even (through float32).
 // Index preconditions are the caller's: i must be below a.num_elements() and a.data must
 // hold that many elements (check_npy()). Plain functions; an array is not synchronized.
 #pragma once

@@ -29,6 +29,8 @@ struct DmaArgs {
   std::array<uint16_t, 3> pad_before = {0, 0, 0};  // DMA_LOAD only
   std::array<uint16_t, 3> pad_after = {0, 0, 0};   // DMA_LOAD only
   uint32_t pad_value = 0;                          // DMA_LOAD only, low elem_size bytes
+  uint8_t dram_dtype = 0;  // NPU_DTYPE_* converted from/to (both 0: no conversion)
+  uint8_t sram_dtype = 0;  // elem_size must then be this type's size
 };
 
 /// CONV2D (fields in ISA order). out_h/out_w 0 = derived from the conv formula; clamps

@@ -70,7 +70,10 @@
 // - RNN, GRU, LSTM (float32, float64; opsets 7-18, layout from 14): directions, sequence_lens,
 //   initial states, peepholes, input_forget, linear_before_reset, clip, the ONNX activation list
 //   with activation_alpha/beta; Y, Y_h, Y_c each optional.
-// Not supported: float16 arithmetic; ConvInteger/QLinearConv of 3+ spatial dims.
+// float16: operators that move or select elements take it as it is; the others compute on
+// float32 copies of float16 operands and round their float32 outputs back to float16 (as ONNX
+// Runtime's CPU kernels do).
+// Not supported: ConvInteger/QLinearConv of 3+ spatial dims.
 //
 // Attributes: a JSON object with the ONNX attribute names. int -> JSON integer, float -> JSON
 // number, string -> JSON string, ints/floats/strings -> arrays of those, a TENSOR attribute

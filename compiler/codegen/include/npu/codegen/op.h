@@ -129,7 +129,8 @@ struct ScaleShiftOp {
   uint64_t scale_va = 0, shift_va = 0;
 };
 
-/// Copy between two strided DRAM views of identical dims and dtype (Concat into a sub-view
+/// Copy between two strided DRAM views of identical dims and dtype, or of two float dtypes
+/// (the DMA converts: fp32 <-> fp16/bf16) (Concat into a sub-view
 /// of the output, Slice, Expand with zero input strides, layout changes); any element size,
 /// any rank (axes beyond the innermost 3 after merging are looped one index per tile).
 struct CopyOp {
@@ -143,7 +144,7 @@ struct PadOp {
   std::string name = "pad";
   TensorDesc input, output;
   std::vector<uint32_t> pad_before;  // per dim
-  uint32_t fill_bits = 0;  // the fill's bit pattern: fp32 bits, or the int8/uint8/int32 value
+  uint32_t fill_bits = 0;  // fp32 bits (for fp32, fp16 and bf16 outputs) or the integer value
 };
 
 }  // namespace npu::codegen

@@ -1,5 +1,8 @@
 // TensorDesc: a tensor in device DRAM as the code generator sees it (device VA, element type,
-// dims outermost first, byte strides). Activations are NHWC, conv weights OHWI.
+// dims outermost first, byte strides). Activations are NHWC, conv weights OHWI. `dtype` is
+// the element type in DRAM; `sram_dtype`, when set, is the type the layer computes on in SRAM
+// (the DMA converts on load and store: an fp16 tensor the vector engine reads as fp32, an
+// fp32 graph input the matrix engine reads as fp16). Strides and sizes are DRAM bytes.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +20,7 @@ struct TensorDesc {
   uint8_t dtype = NPU_DTYPE_FP32;  // NPU_DTYPE_*
   std::vector<uint32_t> dims;      // outermost first (NHWC, OHWI, [M][K], ...)
   std::vector<uint64_t> strides;   // bytes per step of each dim; empty = contiguous
+  uint8_t sram_dtype = 0;          // NPU_DTYPE_* in SRAM when the DMA converts; 0: dtype
 
   /// A contiguous tensor.
   static TensorDesc make(uint64_t va, uint8_t dtype, std::vector<uint32_t> dims) {
@@ -24,6 +28,19 @@ struct TensorDesc {
   }
 
   uint32_t elem_size() const { return isa::dtype_size(dtype); }
+  /// The element type the layer computes on (in SRAM).
+  uint8_t compute_dtype() const { return sram_dtype ? sram_dtype : dtype; }
+  uint32_t sram_elem_size() const { return isa::dtype_size(compute_dtype()); }
+  /// A view computed on in `t` (the DMA converts when t differs from the DRAM dtype).
+  TensorDesc computed_as(uint8_t t) const {
+    TensorDesc d = *this;
+    d.sram_dtype = t == dtype ? 0 : t;
+    return d;
+  }
+  /// The vector engine's view: half-precision tensors computed on as fp32.
+  TensorDesc widened() const {
+    return isa::dtype_is_half(dtype) ? computed_as(NPU_DTYPE_FP32) : *this;
+  }
   size_t rank() const { return dims.size(); }
   uint32_t dim(size_t i) const { return dims.at(i); }
   /// Byte stride of dim i (the contiguous one when strides is empty).
@@ -50,7 +67,9 @@ struct TensorDesc {
   /// "[1, 56, 56, 64] int8".
   std::string str() const {
     const std::vector<int64_t> d(dims.begin(), dims.end());
-    return format::shape_text(d) + " " + isa::dtype_name(dtype);
+    std::string s = format::shape_text(d) + " " + isa::dtype_name(dtype);
+    if (sram_dtype) s += std::string(" as ") + isa::dtype_name(sram_dtype);
+    return s;
   }
 };
 
