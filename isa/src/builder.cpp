@@ -44,12 +44,15 @@ npu_cmd make_dma(uint8_t opcode, const DmaArgs& a) {
     }
   }
   if (load) d.pad_value = a.pad_value;
+  d.dram_dtype = a.dram_dtype;
+  d.sram_dtype = a.sram_dtype;
   if (a.dram_stride) {
     for (int i = 0; i < 3; ++i) d.dram_stride[i] = (*a.dram_stride)[i];
   } else {
-    d.dram_stride[0] = a.elem_size;
-    d.dram_stride[1] = a.elem_size * a.size[0];
-    d.dram_stride[2] = a.elem_size * a.size[0] * a.size[1];
+    const uint32_t es = a.dram_dtype != 0 ? dtype_size(a.dram_dtype) : a.elem_size;
+    d.dram_stride[0] = es;
+    d.dram_stride[1] = es * a.size[0];
+    d.dram_stride[2] = es * a.size[0] * a.size[1];
   }
   if (a.sram_stride) {
     d.sram_stride[0] = (*a.sram_stride)[0];

@@ -23,6 +23,8 @@ struct MatrixConfig {
   uint32_t int8_cols = 32;  // output-channel lanes
   uint32_t fp32_rows = 16;
   uint32_t fp32_cols = 16;
+  uint32_t fp16_rows = 32;  // fp16 and bf16 share this array (since ISA 1.1)
+  uint32_t fp16_cols = 16;
   uint32_t fill_latency = 32;
 };
 
@@ -47,7 +49,7 @@ struct DeviceConfig {
   uint32_t cp_cycles_per_cmd = 2;  // command-processor dispatch cost per command
   uint32_t queue_depth = 64;       // commands each engine queue holds
   uint32_t watchdog_ms = 2000;
-  uint64_t features = 0x7;  // NPU_FEATURE_* implemented (default: all)
+  uint64_t features = 0xf;  // NPU_FEATURE_* implemented (default: all)
   uint64_t max_bo_size = 1ull << 30;
   /// Emulator: run every job under the synchronization checker, as if SUBMIT carried
   /// DRM_NPU_SUBMIT_RACECHECK (docs/racecheck.md; NPU_RACECHECK=1 sets it for "emu:" devices).
