@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -91,12 +92,24 @@ inline void store_float_row(std::byte* out, uint8_t out_dtype, const float* acc,
   }
 }
 
+/// isa::fp16_to_fp32 of every fp16 bit pattern (256 KiB, built once on first use; immutable
+/// afterwards, so any thread may read it).
+inline const std::array<float, 65536>& fp16_table() {
+  static const std::array<float, 65536> table = [] {
+    std::array<float, 65536> t{};
+    for (uint32_t h = 0; h < t.size(); ++h) t[h] = isa::fp16_to_fp32(static_cast<uint16_t>(h));
+    return t;
+  }();
+  return table;
+}
+
 /// Widens `count` fp16/bf16 elements of `dtype` at `src` into fp32 (exact).
 inline void widen_half(const std::byte* src, uint8_t dtype, size_t count, float* dst) {
   if (dtype == NPU_DTYPE_BF16) {
     for (size_t i = 0; i < count; ++i) dst[i] = isa::bf16_to_fp32(ldi<uint16_t>(src, i));
   } else {
-    for (size_t i = 0; i < count; ++i) dst[i] = isa::fp16_to_fp32(ldi<uint16_t>(src, i));
+    const float* t = fp16_table().data();
+    for (size_t i = 0; i < count; ++i) dst[i] = t[ldi<uint16_t>(src, i)];
   }
 }
 
