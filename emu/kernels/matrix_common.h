@@ -84,12 +84,18 @@ inline void store_f32_row(std::byte* out, const float* acc, const float* bias, f
 inline void store_float_row(std::byte* out, uint8_t out_dtype, const float* acc, const float* bias,
                             float lo, float hi, size_t count) {
   if (out_dtype == NPU_DTYPE_FP32) return store_f32_row(out, acc, bias, lo, hi, count);
-  for (size_t j = 0; j < count; ++j) {
-    float y = bias != nullptr ? acc[j] + bias[j] : acc[j];
-    y = y < lo ? lo : y;
-    y = y > hi ? hi : y;
-    sti<uint16_t>(out, j, isa::fp32_to_half(out_dtype, y));
-  }
+  auto narrow = [&](auto to_half) {
+    for (size_t j = 0; j < count; ++j) {
+      float y = bias != nullptr ? acc[j] + bias[j] : acc[j];
+      y = y < lo ? lo : y;
+      y = y > hi ? hi : y;
+      sti<uint16_t>(out, j, to_half(y));
+    }
+  };
+  if (out_dtype == NPU_DTYPE_BF16)
+    narrow([](float y) { return isa::fp32_to_bf16(y); });
+  else
+    narrow([](float y) { return isa::fp32_to_fp16(y); });
 }
 
 /// isa::fp16_to_fp32 of every fp16 bit pattern (256 KiB, built once on first use; immutable
