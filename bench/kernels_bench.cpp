@@ -1,5 +1,5 @@
-// Engine-kernel throughput: 3x3 conv 56x56x64->64 (int8, fp32) and a 256^3 matmul (int8,
-// fp32), each on every ISA level of the tile kernels; reports GMAC/s. Run:
+// Engine-kernel throughput: 3x3 conv 56x56x64->64 (int8, fp32, fp16) and a 256^3 matmul
+// (int8, fp32, fp16), each on every ISA level of the tile kernels; reports GMAC/s. Run:
 //   ./bench_kernels [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
@@ -10,19 +10,26 @@
 
 #include "gemm.h"
 #include "npu/emu/kernels.h"
+#include "npu/isa/dtype.h"
+#include "npu/isa/half.h"
 #include "npu/ref/scalar.h"
 
 namespace {
 
 using npu::emu::kern::Isa;
 
-void fill_random(std::vector<std::byte>& sram, size_t begin, size_t bytes, bool fp32) {
+void fill_random(std::vector<std::byte>& sram, size_t begin, size_t bytes, uint8_t t) {
   std::mt19937 g(1);
-  if (fp32) {
-    std::uniform_real_distribution<float> d(-1, 1);
+  std::uniform_real_distribution<float> d(-1, 1);
+  if (t == NPU_DTYPE_FP32) {
     for (size_t i = 0; i < bytes / 4; ++i) {
       const float v = d(g);
       std::memcpy(sram.data() + begin + i * 4, &v, 4);
+    }
+  } else if (t == NPU_DTYPE_FP16) {
+    for (size_t i = 0; i < bytes / 2; ++i) {
+      const uint16_t h = npu::isa::fp32_to_fp16(d(g));
+      std::memcpy(sram.data() + begin + i * 2, &h, 2);
     }
   } else {
     for (size_t i = 0; i < bytes; ++i) sram[begin + i] = static_cast<std::byte>(g());
@@ -48,9 +55,10 @@ void run(benchmark::State& state, const npu_cmd& cmd, std::vector<std::byte>& sr
   npu::emu::kern::set_kernel_isa(Isa::Auto);
 }
 
-void BM_Conv3x3(benchmark::State& state, bool fp32) {
+void BM_Conv3x3(benchmark::State& state, uint8_t t) {
   constexpr uint32_t H = 56, W = 56, C = 64, O = 64;
-  const size_t es = fp32 ? 4 : 1;
+  const size_t es = npu::isa::dtype_size(t);
+  const bool fp = npu::isa::dtype_is_float(t);
   std::vector<std::byte> sram(size_t{8} << 20);
   npu_cmd cmd;
   std::memset(&cmd, 0, sizeof(cmd));
@@ -60,22 +68,21 @@ void BM_Conv3x3(benchmark::State& state, bool fp32) {
   c.in_h = H, c.in_w = W, c.in_c = C, c.out_h = H, c.out_w = W, c.out_c = O;
   c.k_h = c.k_w = 3, c.groups = 1, c.stride_h = c.stride_w = 1, c.dil_h = c.dil_w = 1;
   c.pad_top = c.pad_left = c.pad_bottom = c.pad_right = 1;
-  const uint8_t t = fp32 ? NPU_DTYPE_FP32 : NPU_DTYPE_INT8;
   c.in_dtype = c.w_dtype = c.out_dtype = t;
   c.in_zp = -3, c.out_zp = 5, c.clamp_min = -128, c.clamp_max = 127;
   c.fclamp_min = -INFINITY, c.fclamp_max = INFINITY;
-  fill_random(sram, c.in_addr, H * W * C * es, fp32);
-  fill_random(sram, c.w_addr, O * 9 * C * es, fp32);
-  if (fp32)
-    fill_random(sram, c.chan_addr, O * 4, true), c.hdr.flags = NPU_MM_FLAG_BIAS;
+  fill_random(sram, c.in_addr, H * W * C * es, t);
+  fill_random(sram, c.w_addr, O * 9 * C * es, t);
+  if (fp)
+    fill_random(sram, c.chan_addr, O * 4, NPU_DTYPE_FP32), c.hdr.flags = NPU_MM_FLAG_BIAS;
   else
     set_qparams(sram, c.chan_addr, O, 9 * C);
   run(state, cmd, sram, double{H} * W * O * 9 * C);
 }
 
-void BM_Matmul256(benchmark::State& state, bool fp32) {
+void BM_Matmul256(benchmark::State& state, uint8_t t) {
   constexpr uint32_t N = 256;
-  const size_t es = fp32 ? 4 : 1;
+  const size_t es = npu::isa::dtype_size(t);
   std::vector<std::byte> sram(size_t{8} << 20);
   npu_cmd cmd;
   std::memset(&cmd, 0, sizeof(cmd));
@@ -83,13 +90,12 @@ void BM_Matmul256(benchmark::State& state, bool fp32) {
   c.hdr.opcode = NPU_OP_MATMUL, c.hdr.engine = NPU_ENGINE_MATRIX;
   c.a_addr = 0, c.b_addr = 0x100000, c.chan_addr = 0x200000, c.out_addr = 0x300000;
   c.m = c.k = c.n = N, c.batch = 1;
-  const uint8_t t = fp32 ? NPU_DTYPE_FP32 : NPU_DTYPE_INT8;
   c.a_dtype = c.b_dtype = c.out_dtype = t;
   c.a_zp = 1, c.out_zp = 0, c.clamp_min = -128, c.clamp_max = 127;
   c.fclamp_min = -INFINITY, c.fclamp_max = INFINITY;
-  fill_random(sram, c.a_addr, N * N * es, fp32);
-  fill_random(sram, c.b_addr, N * N * es, fp32);
-  if (!fp32) set_qparams(sram, c.chan_addr, N, N);
+  fill_random(sram, c.a_addr, N * N * es, t);
+  fill_random(sram, c.b_addr, N * N * es, t);
+  if (!npu::isa::dtype_is_float(t)) set_qparams(sram, c.chan_addr, N, N);
   run(state, cmd, sram, double{N} * N * N);
 }
 
@@ -99,10 +105,12 @@ void isa_args(benchmark::internal::Benchmark* b) {
   b->Unit(benchmark::kMicrosecond);
 }
 
-BENCHMARK_CAPTURE(BM_Conv3x3, int8, false)->Apply(isa_args);
-BENCHMARK_CAPTURE(BM_Conv3x3, fp32, true)->Apply(isa_args);
-BENCHMARK_CAPTURE(BM_Matmul256, int8, false)->Apply(isa_args);
-BENCHMARK_CAPTURE(BM_Matmul256, fp32, true)->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Conv3x3, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Conv3x3, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Conv3x3, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Matmul256, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Matmul256, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Matmul256, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);
 
 }  // namespace
 

@@ -71,11 +71,23 @@ void im2col(const Geo& g, int64_t grp, const Src* in, size_t m0, size_t rows, T*
 
 // ------------------------------------------------------------------------------------ fp32
 
+/// The float modes: fp32, and (ISA 1.1) fp16/bf16, whose input tile and weights are widened
+/// once into fp32 scratch (exact) so both run the same fp32 loops; the output stage rounds a
+/// half output at the end.
 void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
   const std::byte* in = sram.data() + c.in_addr;
+  std::vector<float> in_wide;
+  if (c.in_dtype != NPU_DTYPE_FP32) {
+    in_wide =
+        read_float_array(sram, c.in_dtype, c.in_addr, static_cast<size_t>(g.ih * g.iw * g.ic));
+    in = reinterpret_cast<const std::byte*>(in_wide.data());
+  }
   std::byte* out = sram.data() + c.out_addr;
+  const uint8_t odt = c.out_dtype;
+  const size_t oes = isa::dtype_size(odt);
   const size_t k = g.k();
-  const std::vector<float> w = read_array<float>(sram, c.w_addr, static_cast<size_t>(g.oc) * k);
+  const std::vector<float> w =
+      read_float_array(sram, c.w_dtype, c.w_addr, static_cast<size_t>(g.oc) * k);
   std::vector<float> bias;
   if ((c.hdr.flags & NPU_MM_FLAG_BIAS) != 0)
     bias = read_array<float>(sram, c.chan_addr, static_cast<size_t>(g.oc));
@@ -101,8 +113,8 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
             for (size_t ci = 0; ci < ch; ++ci) acc[ci] += ldi<float>(x, ci) * wk[ci];
           }
         }
-        store_f32_row(out + (oy * g.ow + ox) * g.oc * 4, acc.data(),
-                      bias.empty() ? nullptr : bias.data(), lo, hi, ch);
+        store_float_row(out + static_cast<size_t>(oy * g.ow + ox) * ch * oes, odt, acc.data(),
+                        bias.empty() ? nullptr : bias.data(), lo, hi, ch);
       }
     return;
   }
@@ -137,8 +149,8 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
     };
     gemm_f32(packed, g.m(), fill, [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
       for (size_t r = 0; r < rows; ++r)
-        store_f32_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * 4, acc + r * ldc, gbias, lo, hi,
-                      static_cast<size_t>(g.cout_g));
+        store_float_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * oes, odt, acc + r * ldc, gbias,
+                        lo, hi, static_cast<size_t>(g.cout_g));
     });
   }
 }
@@ -295,7 +307,7 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
 void conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   const Geo g = geometry(c);
   if (g.m() == 0 || g.oc == 0) return;
-  if (c.in_dtype == NPU_DTYPE_FP32)
+  if (isa::dtype_is_float(c.in_dtype))
     conv_f32(c, sram, g);
   else
     conv_q(c, sram, g);

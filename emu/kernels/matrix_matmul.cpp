@@ -27,29 +27,42 @@ std::vector<T> b_rows(const npu_cmd_matmul& c, const std::byte* b, size_t esize,
   return rows;
 }
 
+/// The float modes: fp32, and (ISA 1.1) fp16/bf16, whose A rows are widened block by block
+/// and B once per packing into fp32 (exact), through the same fp32 GEMM; a half output is
+/// rounded to nearest even at the end.
 void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
   const size_t m = c.m, k = c.k, n = c.n;
+  const uint8_t adt = c.a_dtype, bdt = c.b_dtype, odt = c.out_dtype;
+  const size_t aes = isa::dtype_size(adt), bes = isa::dtype_size(bdt), oes = isa::dtype_size(odt);
   std::vector<float> bias;
   if ((c.hdr.flags & NPU_MM_FLAG_BIAS) != 0) bias = read_array<float>(sram, c.chan_addr, n);
   const float* bp = bias.empty() ? nullptr : bias.data();
   std::optional<PackedF32> packed;
   for (size_t bt = 0; bt < c.batch; ++bt) {
-    const std::byte* a = sram.data() + c.a_addr + bt * size_t{c.a_batch_stride} * 4;
-    const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride} * 4;
-    std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * 4;
+    const std::byte* a = sram.data() + c.a_addr + bt * size_t{c.a_batch_stride} * aes;
+    const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride} * bes;
+    std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
     if (!packed || c.b_batch_stride != 0) {
       const std::vector<float> rows =
-          b_rows<float>(c, b, 4, [](const std::byte* p) { return ld<float>(p); });
+          bdt == NPU_DTYPE_FP32
+              ? b_rows<float>(c, b, 4, [](const std::byte* p) { return ld<float>(p); })
+              : b_rows<float>(c, b, 2, [bdt](const std::byte* p) {
+                  return isa::half_to_fp32(bdt, ld<uint16_t>(p));
+                });
       packed.emplace(rows.data(), k, n, k);
     }
     gemm_f32(
         *packed, m,
         [&](size_t m0, size_t r, float* dst, size_t) {
-          std::memcpy(dst, a + m0 * k * 4, r * k * 4);
+          if (adt == NPU_DTYPE_FP32)
+            std::memcpy(dst, a + m0 * k * 4, r * k * 4);
+          else
+            widen_half(a + m0 * k * aes, adt, r * k, dst);
         },
         [&](size_t m0, size_t r, const float* acc, size_t ldc) {
           for (size_t i = 0; i < r; ++i)
-            store_f32_row(out + (m0 + i) * n * 4, acc + i * ldc, bp, c.fclamp_min, c.fclamp_max, n);
+            store_float_row(out + (m0 + i) * n * oes, odt, acc + i * ldc, bp, c.fclamp_min,
+                            c.fclamp_max, n);
         });
   }
 }
@@ -129,7 +142,7 @@ void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
 
 void matmul(const npu_cmd_matmul& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   if (c.m == 0 || c.n == 0 || c.batch == 0) return;
-  if (c.a_dtype == NPU_DTYPE_FP32)
+  if (isa::dtype_is_float(c.a_dtype))
     matmul_f32(c, sram);
   else
     matmul_q(c, sram);

@@ -165,6 +165,8 @@ void activation(const npu_cmd_activation& c, std::span<std::byte> sram, std::byt
   if (c.func == NPU_ACT_COPY) {  // any dtype: a strided move of raw elements
     if (isa::dtype_size(c.dtype) == 1)
       unary<uint8_t>(c, sram, [](uint8_t x) { return x; });
+    else if (isa::dtype_size(c.dtype) == 2)  // fp16 / bf16 (ISA 1.1)
+      unary<uint16_t>(c, sram, [](uint16_t x) { return x; });
     else
       unary<uint32_t>(c, sram, [](uint32_t x) { return x; });
     return;

@@ -18,6 +18,7 @@ constexpr FeatureName kFeatures[] = {
     {"int8", NPU_FEATURE_INT8},
     {"fp32", NPU_FEATURE_FP32},
     {"transcendental", NPU_FEATURE_TRANSCENDENTAL},
+    {"fp16", NPU_FEATURE_FP16},
 };
 
 template <typename E>

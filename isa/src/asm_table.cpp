@@ -33,6 +33,8 @@ constexpr Field dma[] = {
     NPU_F(npu_cmd_dma, pad_before, U16, 3),
     NPU_F(npu_cmd_dma, pad_after, U16, 3),
     NPU_F(npu_cmd_dma, pad_value, U32, 1, Enum::None, Style::Hex),
+    NPU_F(npu_cmd_dma, dram_dtype, U8, 1, Enum::Dtype),  // since 1.1; 0 (no conversion) omitted
+    NPU_F(npu_cmd_dma, sram_dtype, U8, 1, Enum::Dtype),
 };
 
 constexpr Field conv2d[] = {
@@ -195,10 +197,9 @@ constexpr Field reduce[] = {
 #undef NPU_ADDR
 #undef NPU_F
 
-constexpr Named kDtypes[] = {{NPU_DTYPE_INT8, "int8"},
-                             {NPU_DTYPE_UINT8, "uint8"},
-                             {NPU_DTYPE_INT32, "int32"},
-                             {NPU_DTYPE_FP32, "fp32"}};
+constexpr Named kDtypes[] = {{NPU_DTYPE_INT8, "int8"},   {NPU_DTYPE_UINT8, "uint8"},
+                             {NPU_DTYPE_INT32, "int32"}, {NPU_DTYPE_FP32, "fp32"},
+                             {NPU_DTYPE_FP16, "fp16"},   {NPU_DTYPE_BF16, "bf16"}};
 constexpr Named kEltOps[] = {{NPU_ELTWISE_ADD, "add"}, {NPU_ELTWISE_SUB, "sub"},
                              {NPU_ELTWISE_MUL, "mul"}, {NPU_ELTWISE_DIV, "div"},
                              {NPU_ELTWISE_MAX, "max"}, {NPU_ELTWISE_MIN, "min"},

@@ -46,7 +46,7 @@ std::span<const Named> enum_values(Enum e);
 bool parse_f32(std::string_view text, uint32_t& bits);
 
 inline constexpr Named kFeatures[] = {
-    {0, "int8"}, {1, "fp32"}, {2, "transcendental"}};  // value = bit index
+    {0, "int8"}, {1, "fp32"}, {2, "transcendental"}, {3, "fp16"}};  // value = bit index
 
 constexpr uint32_t type_size(Type t) {
   switch (t) {

@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "common.h"
-#include "npu/isa/dtype.h"
 #include "npu/isa/opcodes.h"
 #include "npu/isa/validate.h"
 
@@ -50,10 +49,10 @@ npu_cmd make_dma(uint8_t opcode, const DmaArgs& a) {
   if (a.dram_stride) {
     for (int i = 0; i < 3; ++i) d.dram_stride[i] = (*a.dram_stride)[i];
   } else {
-    const uint32_t e = a.dram_dtype ? dtype_size(a.dram_dtype) : a.elem_size;
-    d.dram_stride[0] = e;
-    d.dram_stride[1] = e * a.size[0];
-    d.dram_stride[2] = e * a.size[0] * a.size[1];
+    const uint32_t es = a.dram_dtype != 0 ? dtype_size(a.dram_dtype) : a.elem_size;
+    d.dram_stride[0] = es;
+    d.dram_stride[1] = es * a.size[0];
+    d.dram_stride[2] = es * a.size[0] * a.size[1];
   }
   if (a.sram_stride) {
     d.sram_stride[0] = (*a.sram_stride)[0];

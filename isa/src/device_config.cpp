@@ -24,6 +24,7 @@ constexpr FeatureName kFeatureNames[] = {
     {"int8", NPU_FEATURE_INT8},
     {"fp32", NPU_FEATURE_FP32},
     {"transcendental", NPU_FEATURE_TRANSCENDENTAL},
+    {"fp16", NPU_FEATURE_FP16},
 };
 
 Error config_error(const std::string& key, const std::string& what) {
@@ -94,8 +95,8 @@ Expected<uint64_t> parse_features(const json& v) {
       }
     }
     if (!found) {
-      return config_error("features",
-                          "unknown feature \"" + name + "\" (known: int8, fp32, transcendental)");
+      return config_error(
+          "features", "unknown feature \"" + name + "\" (known: int8, fp32, transcendental, fp16)");
     }
   }
   return bits;
@@ -153,11 +154,14 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
   if (auto it = j.find("matrix"); it != j.end()) {
     if (!it->is_object()) return config_error("matrix", "expected an object, got " + it->dump());
     NPU_TRY(check_keys(*it, "matrix",
-                       {"int8_rows", "int8_cols", "fp32_rows", "fp32_cols", "fill_latency"}));
+                       {"int8_rows", "int8_cols", "fp32_rows", "fp32_cols", "fp16_rows",
+                        "fp16_cols", "fill_latency"}));
     NPU_TRY(read_uint(*it, "int8_rows", "matrix", c.matrix.int8_rows, 1, 4096));
     NPU_TRY(read_uint(*it, "int8_cols", "matrix", c.matrix.int8_cols, 1, 4096));
     NPU_TRY(read_uint(*it, "fp32_rows", "matrix", c.matrix.fp32_rows, 1, 4096));
     NPU_TRY(read_uint(*it, "fp32_cols", "matrix", c.matrix.fp32_cols, 1, 4096));
+    NPU_TRY(read_uint(*it, "fp16_rows", "matrix", c.matrix.fp16_rows, 1, 4096));
+    NPU_TRY(read_uint(*it, "fp16_cols", "matrix", c.matrix.fp16_cols, 1, 4096));
     NPU_TRY(read_uint(*it, "fill_latency", "matrix", c.matrix.fill_latency, 0, kMaxLatency));
   }
   if (auto it = j.find("vector"); it != j.end()) {
@@ -229,10 +233,9 @@ std::string DeviceConfig::to_json() const {
   j["max_bo_size"] = max_bo_size;
   if (racecheck) j["racecheck"] = true;
   j["dma"] = {{"bytes_per_cycle", dma.bytes_per_cycle}, {"latency", dma.latency}};
-  j["matrix"] = {{"int8_rows", matrix.int8_rows},
-                 {"int8_cols", matrix.int8_cols},
-                 {"fp32_rows", matrix.fp32_rows},
-                 {"fp32_cols", matrix.fp32_cols},
+  j["matrix"] = {{"int8_rows", matrix.int8_rows},      {"int8_cols", matrix.int8_cols},
+                 {"fp32_rows", matrix.fp32_rows},      {"fp32_cols", matrix.fp32_cols},
+                 {"fp16_rows", matrix.fp16_rows},      {"fp16_cols", matrix.fp16_cols},
                  {"fill_latency", matrix.fill_latency}};
   j["vector"] = {{"int8_lanes", vector.int8_lanes},
                  {"fp32_lanes", vector.fp32_lanes},

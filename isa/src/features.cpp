@@ -1,6 +1,8 @@
 // The FEATURES column of the opcode table: which NPU_FEATURE_* datapaths a command needs
 // (docs/isa.md, "Features"). Control commands need none. The dispatch in command_features()
 // is generated from npu/isa/opcodes.def.
+#include <initializer_list>
+
 #include "common.h"
 #include "npu/isa/validate.h"
 #include "semantics.h"
@@ -13,36 +15,47 @@ uint64_t fp32_if(uint8_t dtype) {
   return dtype == NPU_DTYPE_FP32 ? NPU_FEATURE_FP32 : 0;
 }
 
-uint64_t fp32_or_int8(uint8_t dtype) {
-  return dtype == NPU_DTYPE_FP32 ? NPU_FEATURE_FP32 : NPU_FEATURE_INT8;
+/// NPU_FEATURE_FP16 when any of the dtypes is fp16 or bf16 (since 1.1).
+uint64_t fp16_if(std::initializer_list<uint8_t> dtypes) {
+  for (uint8_t d : dtypes) {
+    if (dtype_is_half(d)) return NPU_FEATURE_FP16;
+  }
+  return 0;
+}
+
+/// The matrix datapath of an input dtype: fp32, the half array or int8.
+uint64_t matrix_datapath(uint8_t in_dtype) {
+  if (in_dtype == NPU_DTYPE_FP32) return NPU_FEATURE_FP32;
+  if (dtype_is_half(in_dtype)) return NPU_FEATURE_FP16;
+  return NPU_FEATURE_INT8;
 }
 
 }  // namespace
 
-uint64_t features_dma(const npu_cmd_dma&) {
-  return 0;
+uint64_t features_dma(const npu_cmd_dma& c) {
+  return c.dram_dtype != 0 || c.sram_dtype != 0 ? NPU_FEATURE_FP16 : 0;
 }
 
 uint64_t features_conv2d(const npu_cmd_conv2d& c) {
-  return fp32_or_int8(c.in_dtype);
+  return matrix_datapath(c.in_dtype) | fp16_if({c.w_dtype, c.out_dtype});
 }
 
 uint64_t features_matmul(const npu_cmd_matmul& c) {
-  return fp32_or_int8(c.a_dtype);
+  return matrix_datapath(c.a_dtype) | fp16_if({c.b_dtype, c.out_dtype});
 }
 
 uint64_t features_eltwise(const npu_cmd_eltwise& c) {
-  const uint64_t f = fp32_if(c.dtype);
+  const uint64_t f = fp32_if(c.dtype) | fp16_if({c.dtype});
   return c.op == NPU_ELTWISE_POW ? f | NPU_FEATURE_TRANSCENDENTAL : f;
 }
 
 uint64_t features_activation(const npu_cmd_activation& c) {
-  const uint64_t f = c.func != NPU_ACT_COPY ? fp32_if(c.dtype) : 0;
+  const uint64_t f = (c.func != NPU_ACT_COPY ? fp32_if(c.dtype) : 0) | fp16_if({c.dtype});
   return act_needs_transcendental(c.func) ? f | NPU_FEATURE_TRANSCENDENTAL : f;
 }
 
 uint64_t features_pool(const npu_cmd_pool& c) {
-  return fp32_if(c.dtype);
+  return fp32_if(c.dtype) | fp16_if({c.dtype});
 }
 
 uint64_t features_softmax(const npu_cmd_softmax&) {

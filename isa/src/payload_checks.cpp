@@ -144,6 +144,19 @@ Expected<void> check_dma(const PayloadChecker& k, const npu_cmd_dma& c) {
     }
     NPU_TRY(k.zero_field("pad_value", c.pad_value));
   }
+  // Conversion (since 1.1): both dtypes 0 (a plain copy) or both float; elem_size is the SRAM
+  // side's element size.
+  if (c.dram_dtype == 0 && c.sram_dtype == 0) return ok();
+  static constexpr const char* kFloat = "fp32, fp16 or bf16 (or 0 on both sides: no conversion)";
+  NPU_TRY(k.dtype_in("dram_dtype", c.dram_dtype, {NPU_DTYPE_FP32, NPU_DTYPE_FP16, NPU_DTYPE_BF16},
+                     kFloat));
+  NPU_TRY(k.dtype_in("sram_dtype", c.sram_dtype, {NPU_DTYPE_FP32, NPU_DTYPE_FP16, NPU_DTYPE_BF16},
+                     kFloat));
+  if (c.elem_size != dtype_size(c.sram_dtype)) {
+    return k.field_error("elem_size", "expected " + std::to_string(dtype_size(c.sram_dtype)) +
+                                          " (the size of sram_dtype " + dtype_name(c.sram_dtype) +
+                                          "), got " + std::to_string(c.elem_size));
+  }
   return ok();
 }
 
@@ -163,9 +176,19 @@ struct MmQuant {
 };
 
 Expected<void> check_mm_quant(const PayloadChecker& k, const MmQuant& q) {
-  if (q.in_dt == NPU_DTYPE_FP32) {
-    NPU_TRY(k.dtype_in(q.w_field, q.w_dt, {NPU_DTYPE_FP32}, "fp32 (fp32 mode)"));
-    NPU_TRY(k.dtype_in("out_dtype", q.out_dt, {NPU_DTYPE_FP32}, "fp32 (fp32 mode)"));
+  if (dtype_is_float(q.in_dt)) {
+    if (q.in_dt == NPU_DTYPE_FP32) {
+      NPU_TRY(k.dtype_in(q.w_field, q.w_dt, {NPU_DTYPE_FP32}, "fp32 (fp32 mode)"));
+      NPU_TRY(k.dtype_in("out_dtype", q.out_dt, {NPU_DTYPE_FP32}, "fp32 (fp32 mode)"));
+    } else if (q.in_dt == NPU_DTYPE_FP16) {
+      NPU_TRY(k.dtype_in(q.w_field, q.w_dt, {NPU_DTYPE_FP16}, "fp16 (fp16 mode)"));
+      NPU_TRY(k.dtype_in("out_dtype", q.out_dt, {NPU_DTYPE_FP16, NPU_DTYPE_FP32},
+                         "fp16 or fp32 (fp16 mode)"));
+    } else {
+      NPU_TRY(k.dtype_in(q.w_field, q.w_dt, {NPU_DTYPE_BF16}, "bf16 (bf16 mode)"));
+      NPU_TRY(k.dtype_in("out_dtype", q.out_dt, {NPU_DTYPE_BF16, NPU_DTYPE_FP32},
+                         "bf16 or fp32 (bf16 mode)"));
+    }
     if (std::isnan(q.fmin)) return k.field_error("fclamp_min", "must not be nan");
     if (std::isnan(q.fmax)) return k.field_error("fclamp_max", "must not be nan");
     if (q.fmin > q.fmax) {
@@ -174,8 +197,8 @@ Expected<void> check_mm_quant(const PayloadChecker& k, const MmQuant& q) {
     }
     return ok();
   }
-  NPU_TRY(
-      k.dtype_in(q.in_field, q.in_dt, {NPU_DTYPE_INT8, NPU_DTYPE_UINT8}, "int8, uint8 or fp32"));
+  NPU_TRY(k.dtype_in(q.in_field, q.in_dt, {NPU_DTYPE_INT8, NPU_DTYPE_UINT8},
+                     "int8, uint8, fp32, fp16 or bf16"));
   NPU_TRY(k.dtype_in(q.w_field, q.w_dt, {NPU_DTYPE_INT8, NPU_DTYPE_UINT8}, "int8 or uint8"));
   NPU_TRY(k.dtype_in("out_dtype", q.out_dt, {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32},
                      "int8, uint8 or int32"));
@@ -246,6 +269,15 @@ Expected<void> check_matmul(const PayloadChecker& k, const npu_cmd_matmul& c) {
 
 namespace {
 
+/// Vector-engine arithmetic has no fp16/bf16 datapath (ISA 1.1): only activation copy and
+/// transpose move half elements; everything else refuses them with this message.
+Expected<void> no_half(const PayloadChecker& k, const char* field, uint8_t d) {
+  if (!dtype_is_half(d)) return ok();
+  return k.field_error(field, std::string(dtype_name(d)) +
+                                  " is not computed on the vector engine (only activation copy "
+                                  "and transpose move fp16/bf16 elements; convert with a DMA)");
+}
+
 Expected<void> check_shape(const PayloadChecker& k, const char* field, const uint32_t (&s)[4]) {
   for (int i = 0; i < 4; ++i) {
     NPU_TRY(k.positive(std::string(field) + "[" + std::to_string(i) + "]", s[i]));
@@ -259,6 +291,7 @@ Expected<void> check_eltwise(const PayloadChecker& k, const npu_cmd_eltwise& c) 
   NPU_TRY(k.zero_field("reserved0", c.reserved0));
   NPU_TRY(k.zero("reserved", c.reserved, sizeof c.reserved));
   NPU_TRY(k.in_range("op", c.op, NPU_ELTWISE_ADD, NPU_ELTWISE_PRELU));
+  NPU_TRY(no_half(k, "dtype", c.dtype));
   if (c.op == NPU_ELTWISE_POW || c.op == NPU_ELTWISE_PRELU) {
     NPU_TRY(k.dtype_in("dtype", c.dtype, {NPU_DTYPE_FP32}, "fp32 (pow and prelu are fp32 only)"));
   } else {
@@ -275,17 +308,20 @@ Expected<void> check_activation(const PayloadChecker& k, const npu_cmd_activatio
   switch (c.func) {
     case NPU_ACT_COPY:
       NPU_TRY(k.dtype_in("dtype", c.dtype,
-                         {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32, NPU_DTYPE_FP32},
-                         "int8, uint8, int32 or fp32"));
+                         {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32, NPU_DTYPE_FP32,
+                          NPU_DTYPE_FP16, NPU_DTYPE_BF16},
+                         "int8, uint8, int32, fp32, fp16 or bf16"));
       break;
     case NPU_ACT_RELU:
     case NPU_ACT_CLIP:
     case NPU_ACT_ABS:
     case NPU_ACT_NEG:
+      NPU_TRY(no_half(k, "dtype", c.dtype));
       NPU_TRY(k.dtype_in("dtype", c.dtype, {NPU_DTYPE_FP32, NPU_DTYPE_INT8, NPU_DTYPE_INT32},
                          "fp32, int8 or int32"));
       break;
     default:
+      NPU_TRY(no_half(k, "dtype", c.dtype));
       NPU_TRY(k.dtype_in("dtype", c.dtype, {NPU_DTYPE_FP32}, "fp32"));
   }
   return check_shape(k, "shape", c.shape);
@@ -298,6 +334,7 @@ Expected<void> check_pool(const PayloadChecker& k, const npu_cmd_pool& c) {
   if ((c.hdr.flags & NPU_POOL_FLAG_COUNT_PAD) && c.kind != NPU_POOL_AVG) {
     return k.field_error("flags", "count_pad is only defined for avg pooling");
   }
+  NPU_TRY(no_half(k, "dtype", c.dtype));
   NPU_TRY(k.dtype_in("dtype", c.dtype, {NPU_DTYPE_FP32, NPU_DTYPE_INT8, NPU_DTYPE_UINT8},
                      "fp32, int8 or uint8"));
   NPU_TRY(all_positive(k, {{"in_h", c.in_h},
@@ -337,6 +374,8 @@ Expected<void> check_scale_shift(const PayloadChecker& k, const npu_cmd_scale_sh
 Expected<void> check_quant(const PayloadChecker& k, const npu_cmd_quant& c) {
   NPU_TRY(k.zero_field("reserved0", c.reserved0));
   NPU_TRY(k.zero("reserved", c.reserved, sizeof c.reserved));
+  NPU_TRY(no_half(k, "in_dtype", c.in_dtype));
+  NPU_TRY(no_half(k, "out_dtype", c.out_dtype));
   uint8_t int_dt;
   if (c.hdr.opcode == NPU_OP_QUANTIZE) {
     NPU_TRY(k.dtype_in("in_dtype", c.in_dtype, {NPU_DTYPE_FP32}, "fp32"));
@@ -362,6 +401,8 @@ Expected<void> check_quant(const PayloadChecker& k, const npu_cmd_quant& c) {
 Expected<void> check_requant(const PayloadChecker& k, const npu_cmd_requant& c) {
   NPU_TRY(k.zero_field("reserved0", c.reserved0));
   NPU_TRY(k.zero("reserved", c.reserved, sizeof c.reserved));
+  NPU_TRY(no_half(k, "in_dtype", c.in_dtype));
+  NPU_TRY(no_half(k, "out_dtype", c.out_dtype));
   NPU_TRY(k.dtype_in("in_dtype", c.in_dtype, {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32},
                      "int8, uint8 or int32"));
   NPU_TRY(k.dtype_in("out_dtype", c.out_dtype, {NPU_DTYPE_INT8, NPU_DTYPE_UINT8}, "int8 or uint8"));

@@ -105,7 +105,9 @@ Expected<void> regions_dma(const npu_cmd_dma& c, std::vector<Region>& out) {
   for (int i = 0; i < 3; ++i) {
     if (!mac(dram_bytes, c.size[i] - 1u, c.dram_stride[i])) return overflow(kDramStride[i]);
   }
-  if (!add(dram_bytes, c.elem_size, dram_bytes)) return overflow("dram_stride");
+  // A converting DMA's DRAM elements have dram_dtype's size (since 1.1).
+  const uint32_t dram_elem = c.dram_dtype != 0 ? dtype_size(c.dram_dtype) : c.elem_size;
+  if (!add(dram_bytes, dram_elem, dram_bytes)) return overflow("dram_stride");
   // SRAM side: the (padded) box, x contiguous, y/z strided.
   uint64_t dims[3];
   for (int i = 0; i < 3; ++i) {

@@ -26,7 +26,9 @@ CommandCost cost_dma(const npu_cmd_dma& c, const DeviceConfig& cfg) {
   const bool load = c.hdr.opcode == NPU_OP_DMA_LOAD;
   CommandCost cost;
   const uint64_t bpc = cfg.dma.bytes_per_cycle ? cfg.dma.bytes_per_cycle : 1;
-  const uint64_t elem = c.elem_size;
+  // A converting DMA (since 1.1) moves dram_dtype-sized elements over the bus: its transfer
+  // counts the DRAM-side bytes; padding is written in SRAM elements (elem_size).
+  const uint64_t elem = c.dram_dtype != 0 ? dtype_size(c.dram_dtype) : c.elem_size;
   const uint64_t rows = sat_mul(c.size[1], c.size[2]);
   const uint64_t elems = sat_mul(c.size[0], rows);
   cost.bytes = sat_mul(elems, elem);
@@ -42,7 +44,7 @@ CommandCost cost_dma(const npu_cmd_dma& c, const DeviceConfig& cfg) {
     for (int i = 0; i < 3; ++i) {
       padded = sat_mul(padded, uint64_t{c.size[i]} + c.pad_before[i] + c.pad_after[i]);
     }
-    pad_bytes = sat_mul(padded - elems, elem);
+    pad_bytes = sat_mul(padded - elems, c.elem_size);
   }
   cost.cycles = sat_add(sat_add(cfg.dma.latency, transfer), ceil_div(pad_bytes, bpc));
   return cost;
@@ -65,11 +67,12 @@ bool act_is_transcendental(uint8_t func) {
   return act_needs_transcendental(func) || func == NPU_ACT_SQRT || func == NPU_ACT_RECIPROCAL;
 }
 
-/// Matrix array rows and columns of the datapath `in_dtype` selects.
+/// Matrix array rows and columns of the datapath `in_dtype` selects (fp16 and bf16 share the
+/// half array).
 std::pair<uint64_t, uint64_t> array_of(uint8_t in_dtype, const DeviceConfig& cfg) {
-  const bool fp = in_dtype == NPU_DTYPE_FP32;
-  return {fp ? cfg.matrix.fp32_rows : cfg.matrix.int8_rows,
-          fp ? cfg.matrix.fp32_cols : cfg.matrix.int8_cols};
+  if (in_dtype == NPU_DTYPE_FP32) return {cfg.matrix.fp32_rows, cfg.matrix.fp32_cols};
+  if (dtype_is_half(in_dtype)) return {cfg.matrix.fp16_rows, cfg.matrix.fp16_cols};
+  return {cfg.matrix.int8_rows, cfg.matrix.int8_cols};
 }
 
 /// Elementwise work of `elements` outputs, at the lanes of `elem_bytes`-wide elements.

@@ -28,6 +28,7 @@ std::string feature_names(uint64_t bits) {
   if (bits & NPU_FEATURE_INT8) add("int8");
   if (bits & NPU_FEATURE_FP32) add("fp32");
   if (bits & NPU_FEATURE_TRANSCENDENTAL) add("transcendental");
+  if (bits & NPU_FEATURE_FP16) add("fp16");
   if (bits & ~uint64_t{NPU_FEATURES_ALL}) add(hex(bits & ~uint64_t{NPU_FEATURES_ALL}).c_str());
   return s.empty() ? "none" : s;
 }
@@ -52,8 +53,9 @@ std::string engine_label(uint8_t e) {
   return e < NPU_NUM_ENGINES ? engine_name(e) : "engine " + std::to_string(e);
 }
 
-/// Checks one command's structure: opcode, engine, header, flags, payload and features.
-Expected<void> check_structure(const PayloadChecker& k, const npu_cmd& cmd) {
+/// Checks one command's structure: opcode, engine, header, flags, payload and features (a
+/// command using fp16/bf16 also needs NPU_FEATURE_FP16 in the buffer's `declared` features).
+Expected<void> check_structure(const PayloadChecker& k, const npu_cmd& cmd, uint64_t declared) {
   const auto& h = cmd.hdr;
   const OpcodeInfo* op = find_opcode(h.opcode);
   if (!op) return k.field_error("opcode", "unknown opcode " + hex(h.opcode));
@@ -70,6 +72,10 @@ Expected<void> check_structure(const PayloadChecker& k, const npu_cmd& cmd) {
   if (need & ~k.cfg().features) {
     return k.error("requires feature " + feature_names(need & ~k.cfg().features) +
                    ", which the device does not implement");
+  }
+  if ((need & NPU_FEATURE_FP16) && !(declared & NPU_FEATURE_FP16)) {
+    return k.error(
+        "uses fp16/bf16, but the buffer's required_features does not declare fp16 (ISA 1.1)");
   }
   return ok();
 }
@@ -100,7 +106,8 @@ Expected<void> check_regions(const PayloadChecker& checker, const npu_cmd& cmd,
 
 Expected<void> check_command(const npu_cmd& cmd, uint32_t index, const DeviceConfig& cfg) {
   PayloadChecker checker(index, cmd, cfg);
-  NPU_TRY(check_structure(checker, cmd));
+  // One command alone has no buffer header: the declaration rule is the buffer's.
+  NPU_TRY(check_structure(checker, cmd, ~uint64_t{0}));
   std::vector<Region> regions;
   if (auto r = command_regions(cmd, regions); !r) return checker.error(r.error().message);
   return ok();
@@ -161,7 +168,7 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
   for (uint32_t i = 0; i < h.num_cmds; ++i) {
     const npu_cmd& cmd = prog.cmds[i];
     PayloadChecker checker(i, cmd, cfg);
-    NPU_TRY(check_structure(checker, cmd));
+    NPU_TRY(check_structure(checker, cmd, h.required_features));
     const uint8_t op = cmd.hdr.opcode;
     if (op == NPU_OP_END && i + 1 != h.num_cmds) {
       return checker.error("end must be the last command (buffer has " +

@@ -1,8 +1,12 @@
 // The reference DMA: DMA_LOAD / DMA_STORE move a strided 3-D box element by element between
-// the flat DRAM and SRAM, padding loads with pad_value.
+// the flat DRAM and SRAM, padding loads with pad_value. A converting DMA (ISA 1.1: dram_dtype
+// and sram_dtype set) converts each element from the source's float type to the
+// destination's through npu/isa/half.h.
 #include <array>
 
 #include "exec.h"
+#include "npu/isa/dtype.h"
+#include "npu/isa/half.h"
 #include "npu/isa/opcodes.h"
 
 namespace npu::ref::detail {
@@ -24,6 +28,34 @@ bool extent3(const uint64_t (&n)[3], const std::array<uint64_t, 3>& st, uint64_t
   return true;
 }
 
+/// One element of float dtype `from` at `src` as fp32 (widening is exact).
+float load_float(uint8_t from, const std::byte* src) {
+  if (from == NPU_DTYPE_FP32) {
+    float f;
+    std::memcpy(&f, src, 4);
+    return f;
+  }
+  uint16_t h;
+  std::memcpy(&h, src, 2);
+  return isa::half_to_fp32(from, h);
+}
+
+/// Converts one element from float dtype `from` at `src` to `to` at `dst`; the same dtype on
+/// both sides copies the bits.
+void convert_element(uint8_t from, const std::byte* src, uint8_t to, std::byte* dst) {
+  if (from == to) {
+    std::memmove(dst, src, isa::dtype_size(from));
+    return;
+  }
+  const float f = load_float(from, src);
+  if (to == NPU_DTYPE_FP32) {
+    std::memcpy(dst, &f, 4);
+    return;
+  }
+  const uint16_t h = isa::fp32_to_half(to, f);
+  std::memcpy(dst, &h, 2);
+}
+
 }  // namespace
 
 Expected<void> exec_dma(const npu_cmd_dma& c, std::span<std::byte> sram, FlatDram& dram) {
@@ -37,6 +69,21 @@ Expected<void> exec_dma(const npu_cmd_dma& c, std::span<std::byte> sram, FlatDra
   for (int d = 0; d < 3; ++d) {
     if (c.size[d] == 0) return make_error(EINVAL, at(op, "size") + ": must be >= 1");
   }
+  const bool convert = c.dram_dtype != 0 || c.sram_dtype != 0;
+  if (convert) {
+    for (uint8_t d : {c.dram_dtype, c.sram_dtype}) {
+      if (!isa::dtype_is_float(d)) {
+        return make_error(EINVAL, at(op, "dram_dtype/sram_dtype") +
+                                      ": expected fp32, fp16 or bf16 on both sides, got " +
+                                      std::to_string(d));
+      }
+    }
+    if (es != isa::dtype_size(c.sram_dtype)) {
+      return make_error(EINVAL, at(op, "elem_size") + ": expected the size of sram_dtype " +
+                                    isa::dtype_name(c.sram_dtype) + ", got " + std::to_string(es));
+    }
+  }
+  const uint64_t des = convert ? isa::dtype_size(c.dram_dtype) : es;  // DRAM element size
   if (!load) {
     for (int d = 0; d < 3; ++d) {
       if (c.pad_before[d] != 0 || c.pad_after[d] != 0) {
@@ -53,7 +100,7 @@ Expected<void> exec_dma(const npu_cmd_dma& c, std::span<std::byte> sram, FlatDra
     return make_error(EINVAL, at(op, "sram_stride") + ": box extent overflows");
   }
   const uint64_t size[3] = {c.size[0], c.size[1], c.size[2]};
-  if (!extent3(size, {c.dram_stride[0], c.dram_stride[1], c.dram_stride[2]}, es, dram_bytes)) {
+  if (!extent3(size, {c.dram_stride[0], c.dram_stride[1], c.dram_stride[2]}, des, dram_bytes)) {
     return make_error(EINVAL, at(op, "dram_stride") + ": box extent overflows");
   }
   if (auto r = check_sram(sram, c.sram_addr, sram_bytes, at(op, "sram_addr")); !r) return r;
@@ -66,7 +113,7 @@ Expected<void> exec_dma(const npu_cmd_dma& c, std::span<std::byte> sram, FlatDra
   const bool too_many = __builtin_mul_overflow(n[0], n[1], &written) ||
                         __builtin_mul_overflow(written, n[2], &written);
   const uint64_t dest_bytes = load ? sram_bytes : dram_bytes;
-  if (too_many || written > dest_bytes / es) {
+  if (too_many || written > dest_bytes / (load ? es : des)) {
     return make_error(
         EINVAL, at(op, load ? "sram_stride" : "dram_stride") + ": destination elements overlap");
   }
@@ -88,7 +135,13 @@ Expected<void> exec_dma(const npu_cmd_dma& c, std::span<std::byte> sram, FlatDra
         std::byte* d = mem->data() + (z - c.pad_before[2]) * c.dram_stride[2] +
                        (y - c.pad_before[1]) * c.dram_stride[1] +
                        (x - c.pad_before[0]) * c.dram_stride[0];
-        if (load) {
+        if (convert) {
+          if (load) {
+            convert_element(c.dram_dtype, d, c.sram_dtype, s);
+          } else {
+            convert_element(c.sram_dtype, s, c.dram_dtype, d);
+          }
+        } else if (load) {
           std::memmove(s, d, es);
         } else {
           std::memmove(d, s, es);

@@ -1,6 +1,10 @@
 // The reference matrix engine: CONV2D and MATMUL, decoded into the reference operators of
 // npu/ref/conv.h and npu/ref/matmul.h over operands copied out of SRAM.
+#include <functional>
+
 #include "exec.h"
+#include "npu/isa/dtype.h"
+#include "npu/isa/half.h"
 #include "npu/ref/conv.h"
 #include "npu/ref/matmul.h"
 
@@ -83,11 +87,67 @@ Expected<void> run_int(std::span<std::byte> sram, const char* op, const MatrixOp
   });
 }
 
-/// Runs `f32(in, w, bias, out)` when any dtype is fp32, else `integer(in, w, chan, out)`.
+/// Widens `count` half elements of `dtype` at `addr` to fp32 (exact).
+Expected<std::vector<float>> read_half(std::span<std::byte> sram, uint8_t dtype, uint32_t addr,
+                                       uint64_t count, const std::string& what) {
+  auto h = read_sram<uint16_t>(sram, addr, count, what);
+  if (!h) return h.error();
+  std::vector<float> f(h->size());
+  for (size_t i = 0; i < f.size(); ++i) f[i] = isa::half_to_fp32(dtype, (*h)[i]);
+  return f;
+}
+
+/// The half datapaths (ISA 1.1): (fp16, fp16, fp16|fp32) and (bf16, bf16, bf16|fp32). Inputs
+/// and weights widen exactly to fp32, `f(in, w, bias, out)` computes in fp32 (products of
+/// widened halves are exact), and a half output is rounded to nearest even at the end; only
+/// the elements `written(i)` names are stored (batch strides may leave gaps).
+template <typename F>
+Expected<void> run_half(std::span<std::byte> sram, const char* op, const MatrixOperands& m,
+                        uint16_t flags, uint32_t chan_addr, uint64_t channels,
+                        const std::function<bool(uint64_t)>& written, F&& f) {
+  if (m.w_dtype != m.in_dtype || (m.out_dtype != m.in_dtype && m.out_dtype != NPU_DTYPE_FP32)) {
+    return make_error(EINVAL, std::string(op) + ": dtypes: " + isa::dtype_name(m.in_dtype) +
+                                  " mode needs " + m.w_dtype_field + " " +
+                                  isa::dtype_name(m.in_dtype) + " and out_dtype " +
+                                  isa::dtype_name(m.in_dtype) + " or fp32");
+  }
+  auto in = read_half(sram, m.in_dtype, m.in.addr, m.in.count, at(op, m.in.field));
+  if (!in) return in.error();
+  auto w = read_half(sram, m.w_dtype, m.w.addr, m.w.count, at(op, m.w.field));
+  if (!w) return w.error();
+  std::vector<float> bias;
+  if (flags & NPU_MM_FLAG_BIAS) {
+    auto b = read_sram<float>(sram, chan_addr, channels, at(op, "chan_addr"));
+    if (!b) return b.error();
+    bias = std::move(*b);
+  }
+  if (m.out_dtype == NPU_DTYPE_FP32) {
+    auto out = read_sram<float>(sram, m.out.addr, m.out.count, at(op, m.out.field));
+    if (!out) return out.error();
+    NPU_TRY(f(std::span<const float>(*in), std::span<const float>(*w), std::span<const float>(bias),
+              std::span<float>(*out)));
+    return write_sram(sram, m.out.addr, *out, at(op, m.out.field));
+  }
+  auto out = read_sram<uint16_t>(sram, m.out.addr, m.out.count, at(op, m.out.field));
+  if (!out) return out.error();
+  std::vector<float> acc(out->size());
+  NPU_TRY(f(std::span<const float>(*in), std::span<const float>(*w), std::span<const float>(bias),
+            std::span<float>(acc)));
+  for (uint64_t i = 0; i < acc.size(); ++i) {
+    if (written(i)) (*out)[i] = isa::fp32_to_half(m.out_dtype, acc[i]);
+  }
+  return write_sram(sram, m.out.addr, *out, at(op, m.out.field));
+}
+
+/// Runs `f32(in, w, bias, out)` for the float modes (fp32 directly, fp16/bf16 through
+/// run_half), else `integer(in, w, chan, out)`.
 template <typename F32, typename Int>
 Expected<void> run_matrix(std::span<std::byte> sram, const char* op, const MatrixOperands& m,
-                          uint16_t flags, uint32_t chan_addr, uint64_t channels, F32&& f32,
-                          Int&& integer) {
+                          uint16_t flags, uint32_t chan_addr, uint64_t channels,
+                          const std::function<bool(uint64_t)>& written, F32&& f32, Int&& integer) {
+  if (isa::dtype_is_half(m.in_dtype)) {
+    return run_half(sram, op, m, flags, chan_addr, channels, written, f32);
+  }
   if (m.in_dtype == NPU_DTYPE_FP32 || m.w_dtype == NPU_DTYPE_FP32 ||
       m.out_dtype == NPU_DTYPE_FP32) {
     return run_f32(sram, op, m, flags, chan_addr, channels, f32);
@@ -119,7 +179,7 @@ Expected<void> exec_conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram, F
       "fp32 must be used for in, w and out together"};
   const IntOutput o{c.in_zp, c.out_zp, c.clamp_min, c.clamp_max};
   return run_matrix(
-      sram, op, m, c.hdr.flags, c.chan_addr, s.out_c,
+      sram, op, m, c.hdr.flags, c.chan_addr, s.out_c, [](uint64_t) { return true; },
       [&](auto in, auto w, auto bias, auto out) {
         return conv2d_f32(s, in, w, bias, c.fclamp_min, c.fclamp_max, out);
       },
@@ -146,8 +206,13 @@ Expected<void> exec_matmul(const npu_cmd_matmul& c, std::span<std::byte> sram, F
                          "b_dtype",
                          "fp32 must be used for a, b and out together"};
   const IntOutput o{c.a_zp, c.out_zp, c.clamp_min, c.clamp_max};
+  // Output elements of batch bt are [bt * out_batch_stride + i * n + j]; the rest are gaps.
+  auto written = [&s](uint64_t idx) {
+    if (s.batch == 1 || s.out_batch_stride == 0) return idx < uint64_t{s.m} * s.n;
+    return idx % s.out_batch_stride < uint64_t{s.m} * s.n;
+  };
   return run_matrix(
-      sram, op, m, c.hdr.flags, c.chan_addr, s.n,
+      sram, op, m, c.hdr.flags, c.chan_addr, s.n, written,
       [&](auto a, auto b, auto bias, auto out) {
         return matmul_f32(s, a, b, bias, c.fclamp_min, c.fclamp_max, out);
       },

@@ -76,6 +76,20 @@ Expected<void> exec_activation(const npu_cmd_activation& c, std::span<std::byte>
                       "activation: func: function " + std::to_string(c.func) + " is fp32 only");
   }
   const Dims4 shape = dims_of(c.shape);
+  if (c.dtype == NPU_DTYPE_FP16 || c.dtype == NPU_DTYPE_BF16) {  // ISA 1.1: copy only
+    if (c.func != NPU_ACT_COPY) {
+      return make_error(EINVAL, "activation: func: only copy takes fp16/bf16, got function " +
+                                    std::to_string(c.func));
+    }
+    auto in = read_view<uint16_t>(sram, c.in, shape, at(op, "in"));
+    if (!in) return in.error();
+    auto out = read_view<uint16_t>(sram, c.out, shape, at(op, "out"));
+    if (!out) return out.error();
+    map4(
+        shape, View4<uint16_t>{*out, strides_of(c.out)}, [](uint16_t x) { return x; },
+        View4<const uint16_t>{*in, strides_of(c.in)});
+    return write_sram(sram, c.out.addr, *out, at(op, "out"));
+  }
   return with_any_type(c.dtype, op, "dtype", [&](auto tag) -> Expected<void> {
     using T = typename decltype(tag)::type;
     auto in = read_view<T>(sram, c.in, shape, at(op, "in"));

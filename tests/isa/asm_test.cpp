@@ -217,7 +217,7 @@ TEST(AsmRoundTrip, BuilderBufferWithEveryCommandKind) {
   expect_round_trip(bin);
   auto text = disassemble(bin);
   ASSERT_TRUE(text);
-  for (const char* want : {".version 1.0",
+  for (const char* want : {".version 1.1",
                            ".features int8 fp32 transcendental",
                            "in_zp=-7",
                            "out_zp=-128",
@@ -306,7 +306,7 @@ TEST(AsmSyntax, DirectivesSymbolsAndDefaults) {
   const auto h = header_of(*r);
   EXPECT_EQ(h.magic, NPU_ISA_MAGIC);
   EXPECT_EQ(h.version_major, 1);
-  EXPECT_EQ(h.version_minor, 0);
+  EXPECT_EQ(h.version_minor, NPU_ISA_VERSION_MINOR);
   EXPECT_EQ(h.num_cmds, 5u);
   EXPECT_EQ(h.size, 32u + 5 * 128);
   // Default features: what the commands need (int8 conv, fp32 matmul), as finish() computes.
@@ -468,9 +468,9 @@ TEST(AsmErrors, MessagesNameFileLineOpcodeAndField) {
   EXPECT_EQ(asm_error("matmul bias bias\n"), "prog.npuasm:1: matmul: flag 'bias' given twice");
   EXPECT_EQ(asm_error("matmul irq\n"), "prog.npuasm:1: matmul: unknown flag or engine 'irq'");
   EXPECT_EQ(asm_error("matmul m=1 m=2\n"), "prog.npuasm:1: matmul: field 'm' given twice");
-  EXPECT_EQ(asm_error("pool dtype=fp16\n"),
-            "prog.npuasm:1: pool: field dtype: unknown value 'fp16' (expected "
-            "int8|uint8|int32|fp32)");
+  EXPECT_EQ(asm_error("pool dtype=fp64\n"),
+            "prog.npuasm:1: pool: field dtype: unknown value 'fp64' (expected "
+            "int8|uint8|int32|fp32|fp16|bf16)");
   EXPECT_EQ(asm_error("pool dtype=300\n"),
             "prog.npuasm:1: pool: field dtype: value 300 out of range 0..255");
   EXPECT_EQ(asm_error("dma_load size=1,2\n"),

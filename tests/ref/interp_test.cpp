@@ -155,6 +155,99 @@ TEST(Interp, Int8ConvProgram) {
   EXPECT_EQ(read_at<int8_t>(sram, 48, 2), (std::vector<int8_t>{4, 8}));
 }
 
+// ---- ISA 1.1: half matrix modes and converting DMAs ----
+
+npu_cmd half_conv_1x1(uint8_t dt, uint8_t out_dt) {
+  npu_cmd c = make(NPU_OP_CONV2D, NPU_ENGINE_MATRIX);
+  c.conv2d.in_addr = 0, c.conv2d.w_addr = 16, c.conv2d.out_addr = 48, c.conv2d.chan_addr = 32;
+  c.conv2d.in_h = 1, c.conv2d.in_w = 2, c.conv2d.in_c = 2;
+  c.conv2d.out_h = 1, c.conv2d.out_w = 2, c.conv2d.out_c = 1;
+  c.conv2d.k_h = c.conv2d.k_w = 1, c.conv2d.groups = 1;
+  c.conv2d.stride_h = c.conv2d.stride_w = c.conv2d.dil_h = c.conv2d.dil_w = 1;
+  c.conv2d.in_dtype = c.conv2d.w_dtype = dt;
+  c.conv2d.out_dtype = out_dt;
+  c.conv2d.fclamp_min = -INFINITY, c.conv2d.fclamp_max = INFINITY;
+  return c;
+}
+
+TEST(Interp, Fp16ConvAccumulatesInFp32AndRoundsOnce) {
+  std::vector<std::byte> sram(128);
+  // Pixel 0: 2048 * 1 + 1 * 1 = 2049, exact in fp32; fp16 spacing at 2048 is 2, so the tie
+  // rounds to even (2048). Pixel 1: (1 + 2^-10)^2 = 1 + 2^-9 + 2^-20, exact in fp32.
+  write_at<uint16_t>(sram, 0, {0x6800, 0x3c00, 0x3c01, 0x0000});  // in [1][2][2]
+  write_at<uint16_t>(sram, 16, {0x3c00, 0x3c00});                 // w: 1, 1
+  FlatDram dram;
+  npu_cmd c = half_conv_1x1(NPU_DTYPE_FP16, NPU_DTYPE_FP16);
+  ASSERT_TRUE(execute(c, sram, dram));
+  EXPECT_EQ(read_at<uint16_t>(sram, 48, 2), (std::vector<uint16_t>{0x6800, 0x3c01}));
+  // fp32 output keeps the exact sums.
+  c.conv2d.out_dtype = NPU_DTYPE_FP32;
+  write_at<uint16_t>(sram, 16, {0x3c00, 0x3c01});  // w: 1, 1 + 2^-10
+  ASSERT_TRUE(execute(c, sram, dram));
+  EXPECT_EQ(read_at<float>(sram, 48, 2),
+            (std::vector<float>{2048.0f + 1.0f + 0x1p-10f, 1.0f + 0x1p-10f}));
+  // fp32 bias (1.0: 2050 is representable) and clamp (max 2000) apply before the rounding.
+  write_at<uint16_t>(sram, 16, {0x3c00, 0x3c00});
+  write_at<float>(sram, 32, {1.0f});
+  c.conv2d.out_dtype = NPU_DTYPE_FP16;
+  c.hdr.flags = NPU_MM_FLAG_BIAS;
+  ASSERT_TRUE(execute(c, sram, dram));
+  EXPECT_EQ(read_at<uint16_t>(sram, 48, 2), (std::vector<uint16_t>{0x6801, 0x4000}));
+  c.conv2d.fclamp_max = 2000.0f;
+  ASSERT_TRUE(execute(c, sram, dram));
+  EXPECT_EQ(read_at<uint16_t>(sram, 48, 1)[0], 0x67d0);  // 2000
+  // Mixed modes are refused.
+  c.conv2d.w_dtype = NPU_DTYPE_BF16;
+  auto r = execute(c, sram, dram);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("fp16 mode needs w_dtype fp16"), std::string::npos)
+      << r.error().message;
+}
+
+TEST(Interp, Bf16MatmulTiesToEven) {
+  std::vector<std::byte> sram(256);
+  // A [2][2] = {256, 1; 256, 3}, B [2][1] = {1; 1}: 257 (tie -> 256), 259 (tie -> 260).
+  write_at<uint16_t>(sram, 0, {0x4380, 0x3f80, 0x4380, 0x4040});
+  write_at<uint16_t>(sram, 16, {0x3f80, 0x3f80});
+  npu_cmd c = make(NPU_OP_MATMUL, NPU_ENGINE_MATRIX);
+  c.matmul.a_addr = 0, c.matmul.b_addr = 16, c.matmul.out_addr = 64;
+  c.matmul.m = 2, c.matmul.k = 2, c.matmul.n = 1, c.matmul.batch = 1;
+  c.matmul.a_dtype = c.matmul.b_dtype = c.matmul.out_dtype = NPU_DTYPE_BF16;
+  c.matmul.fclamp_min = -INFINITY, c.matmul.fclamp_max = INFINITY;
+  FlatDram dram;
+  ASSERT_TRUE(execute(c, sram, dram));
+  EXPECT_EQ(read_at<uint16_t>(sram, 64, 2), (std::vector<uint16_t>{0x4380, 0x4382}));
+}
+
+TEST(Interp, ConvertingDmaLoadAndStore) {
+  std::vector<float> src = {1.0f, 65520.0f, -0.0f, 0x1p-25f, 0x1.8p-24f, NAN};
+  std::vector<uint16_t> dst(8, 0xffff);
+  FlatDram dram;
+  ASSERT_TRUE(dram.map(0x1000, bytes_of(src)));
+  ASSERT_TRUE(dram.map(0x2000, bytes_of(dst)));
+  std::vector<std::byte> sram(64);
+  npu_cmd load = dma(NPU_OP_DMA_LOAD, 0x1000, 0, 2, 6, 1, 1);
+  load.dma.dram_dtype = NPU_DTYPE_FP32, load.dma.sram_dtype = NPU_DTYPE_FP16;
+  load.dma.dram_stride[0] = 4, load.dma.dram_stride[1] = 24, load.dma.dram_stride[2] = 24;
+  load.dma.pad_after[0] = 2, load.dma.pad_value = 0x3800;  // 0.5
+  load.dma.sram_stride[0] = load.dma.sram_stride[1] = 16;
+  ASSERT_TRUE(execute(load, sram, dram));
+  EXPECT_EQ(read_at<uint16_t>(sram, 0, 8), (std::vector<uint16_t>{0x3c00, 0x7c00, 0x8000, 0x0000,
+                                                                  0x0002, 0x7e00, 0x3800, 0x3800}));
+  // Back to DRAM as bf16, every other element (x stride 4 bytes).
+  npu_cmd store = dma(NPU_OP_DMA_STORE, 0x2000, 0, 2, 4, 1, 1);
+  store.dma.dram_dtype = NPU_DTYPE_BF16, store.dma.sram_dtype = NPU_DTYPE_FP16;
+  store.dma.dram_stride[0] = 4;
+  ASSERT_TRUE(execute(store, sram, dram));
+  EXPECT_EQ(
+      dst, (std::vector<uint16_t>{0x3f80, 0xffff, 0x7f80, 0xffff, 0x8000, 0xffff, 0x0000, 0xffff}));
+  // elem_size must be sram_dtype's size.
+  load.dma.elem_size = 4;
+  auto r = execute(load, sram, dram);
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("elem_size"), std::string::npos) << r.error().message;
+}
+
 TEST(Interp, ErrorsNameTheCommandAndField) {
   std::vector<std::byte> sram(64);
   std::vector<float> src(4);

@@ -105,7 +105,8 @@ std::vector<std::string> capability_names(uint64_t caps) {
 std::vector<std::string> feature_names(uint64_t features) {
   return bit_names(features, {{NPU_FEATURE_INT8, "int8"},
                               {NPU_FEATURE_FP32, "fp32"},
-                              {NPU_FEATURE_TRANSCENDENTAL, "transcendental"}});
+                              {NPU_FEATURE_TRANSCENDENTAL, "transcendental"},
+                              {NPU_FEATURE_FP16, "fp16"}});
 }
 
 const char* engine_throughput_unit(uint32_t engine) {

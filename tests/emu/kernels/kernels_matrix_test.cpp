@@ -9,6 +9,8 @@
 
 #include "gemm.h"
 #include "npu/emu/kernels.h"
+#include "npu/isa/dtype.h"
+#include "npu/isa/half.h"
 #include "npu/ref/scalar.h"
 #include "test_util.h"
 
@@ -34,8 +36,14 @@ std::vector<T> ints_of(uint8_t dtype, size_t n) {
 }
 
 std::vector<std::byte> random_tensor(uint8_t dtype, size_t n) {
-  std::vector<std::byte> b(n * (dtype == NPU_DTYPE_FP32 || dtype == NPU_DTYPE_INT32 ? 4 : 1));
-  if (dtype == NPU_DTYPE_FP32) {
+  std::vector<std::byte> b(n * isa::dtype_size(dtype));
+  if (isa::dtype_is_half(dtype)) {  // ISA 1.1: random values rounded to the half type
+    const auto f = random_floats(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint16_t h = isa::fp32_to_half(dtype, f[i]);
+      std::memcpy(b.data() + 2 * i, &h, 2);
+    }
+  } else if (dtype == NPU_DTYPE_FP32) {
     auto f = random_floats(n);
     std::memcpy(b.data(), f.data(), b.size());
   } else {
@@ -52,7 +60,12 @@ int64_t ld_int(const std::vector<std::byte>& v, size_t i, uint8_t dtype) {
   std::memcpy(&x, v.data() + i * 4, 4);
   return x;
 }
-float ld_f(const std::vector<std::byte>& v, size_t i) {
+float ld_f(const std::vector<std::byte>& v, size_t i, uint8_t dtype = NPU_DTYPE_FP32) {
+  if (isa::dtype_is_half(dtype)) {
+    uint16_t h;
+    std::memcpy(&h, v.data() + i * 2, 2);
+    return isa::half_to_fp32(dtype, h);
+  }
   float x;
   std::memcpy(&x, v.data() + i * 4, 4);
   return x;
@@ -136,7 +149,7 @@ void conv_oracle(const ConvSetup& st, std::vector<int64_t>& acc, std::vector<dou
                  std::vector<double>& fabs_sum) {
   const auto& c = st.cmd.conv2d;
   const int cin_g = c.in_c / c.groups, cout_g = c.out_c / c.groups;
-  const bool fp = c.in_dtype == NPU_DTYPE_FP32;
+  const bool fp = isa::dtype_is_float(c.in_dtype);
   const size_t n = static_cast<size_t>(st.oh * st.ow * c.out_c);
   acc.assign(n, 0);
   facc.assign(n, 0.0);
@@ -155,7 +168,7 @@ void conv_oracle(const ConvSetup& st, std::vector<int64_t>& acc, std::vector<dou
               const size_t xi = static_cast<size_t>((iy * c.in_w + ix) * c.in_c + g * cin_g + ci);
               const size_t wi = static_cast<size_t>(((o * c.k_h + ky) * c.k_w + kx) * cin_g + ci);
               if (fp) {
-                const double t = double{ld_f(st.in, xi)} * ld_f(st.w, wi);
+                const double t = double{ld_f(st.in, xi, c.in_dtype)} * ld_f(st.w, wi, c.w_dtype);
                 facc[oi] += t;
                 fabs_sum[oi] += std::fabs(t);
               } else {
@@ -267,6 +280,59 @@ void check_conv_f32(const ConvCase& cc, bool bias, float lo, float hi) {
                       << want << " got " << out[i];
     }
     EXPECT_EQ(bad, 0u) << name(cc);
+  }
+}
+
+/// ISA 1.1 half modes: inputs and weights of `dt`, output `out_dt` (dt or fp32). An fp32
+/// output is within the fp32 tolerance of the exact sum; a half output is that, rounded.
+void check_conv_half(const ConvCase& cc, uint8_t dt, uint8_t out_dt, bool bias, float lo,
+                     float hi) {
+  IsaGuard guard;
+  Sram s;
+  ConvSetup st = make_conv(cc, dt, dt, out_dt, s);
+  auto& c = st.cmd.conv2d;
+  c.fclamp_min = lo, c.fclamp_max = hi;
+  if (bias) {
+    c.hdr.flags = NPU_MM_FLAG_BIAS;
+    st.bias = random_floats(static_cast<size_t>(cc.oc));
+    s.put(kChan, st.bias);
+  }
+  std::vector<int64_t> acc;
+  std::vector<double> fa, fs;
+  conv_oracle(st, acc, fa, fs);
+  const size_t oes = isa::dtype_size(out_dt);
+  // Half of a unit in the last place, relative: 2^-11 (fp16), 2^-8 (bf16).
+  const double half_ulp = out_dt == NPU_DTYPE_FP16   ? 0x1p-11
+                          : out_dt == NPU_DTYPE_BF16 ? 0x1p-8
+                                                     : 0;
+  for (kern::Isa isa : kIsas) {
+    kern::set_kernel_isa(isa);
+    s.put(kOut, std::vector<uint8_t>(fa.size() * oes + 16, 0xA5));
+    run_matrix(st.cmd, s.span());
+    const auto raw = s.get<std::byte>(kOut, fa.size() * oes);
+    const std::vector<std::byte> out(raw.begin(), raw.end());
+    size_t bad = 0;
+    for (size_t i = 0; i < fa.size(); ++i) {
+      double want = fa[i] + (bias ? st.bias[i % static_cast<size_t>(cc.oc)] : 0.0);
+      want = std::min<double>(std::max<double>(want, lo), hi);
+      const double got = ld_f(out, i, out_dt);
+      const double tol = 1e-5 * (fs[i] + 1.0) + half_ulp * std::fabs(want) + 0x1p-24;
+      if (!(std::fabs(got - want) <= tol) && bad++ < 5)
+        ADD_FAILURE() << name(cc) << " " << isa::dtype_name(dt) << "->" << isa::dtype_name(out_dt)
+                      << " isa " << static_cast<int>(isa) << " at " << i << ": want " << want
+                      << " got " << got;
+    }
+    EXPECT_EQ(bad, 0u) << name(cc);
+    EXPECT_EQ(s.get<uint8_t>(kOut + static_cast<uint32_t>(fa.size() * oes), 1)[0], 0xA5);
+  }
+}
+
+TEST(Conv2d, HalfAllShapes) {
+  for (const auto& cc : kConvCases) {
+    check_conv_half(cc, NPU_DTYPE_FP16, NPU_DTYPE_FP16, false, -INFINITY, INFINITY);
+    check_conv_half(cc, NPU_DTYPE_FP16, NPU_DTYPE_FP32, true, 0.0f, 0.5f);
+    check_conv_half(cc, NPU_DTYPE_BF16, NPU_DTYPE_BF16, true, -0.25f, INFINITY);
+    check_conv_half(cc, NPU_DTYPE_BF16, NPU_DTYPE_FP32, false, -INFINITY, INFINITY);
   }
 }
 
@@ -414,6 +480,69 @@ TEST(Matmul, Fp32BiasClampBatched) {
                               << " got " << got;
             }
         EXPECT_EQ(bad, 0u);
+      }
+    }
+}
+
+TEST(Matmul, HalfBatchedTransposedStrided) {
+  IsaGuard guard;
+  const struct {
+    uint8_t dt, out_dt;
+    bool bias;
+  } modes[] = {{NPU_DTYPE_FP16, NPU_DTYPE_FP16, true},
+               {NPU_DTYPE_FP16, NPU_DTYPE_FP32, false},
+               {NPU_DTYPE_BF16, NPU_DTYPE_BF16, false},
+               {NPU_DTYPE_BF16, NPU_DTYPE_FP32, true}};
+  for (const auto& mode : modes)
+    for (const auto& mc : kMatmulCases) {
+      Sram s;
+      MmSetup st = make_mm(mc, mode.dt, mode.dt, mode.out_dt, s);
+      auto& c = st.cmd.matmul;
+      if (mode.bias) {
+        c.hdr.flags |= NPU_MM_FLAG_BIAS;
+        c.fclamp_min = -0.5f, c.fclamp_max = 1.0f;
+        st.bias = random_floats(mc.n);
+        s.put(kChan, st.bias);
+      }
+      const size_t oes = isa::dtype_size(mode.out_dt);
+      const double half_ulp = mode.out_dt == NPU_DTYPE_FP16   ? 0x1p-11
+                              : mode.out_dt == NPU_DTYPE_BF16 ? 0x1p-8
+                                                              : 0.0;
+      const size_t out_n = size_t{mc.out_bs} * (mc.batch - 1) + size_t{mc.m} * mc.n;
+      for (kern::Isa isa : kIsas) {
+        kern::set_kernel_isa(isa);
+        s.put(kOut, std::vector<uint8_t>(out_n * oes, 0));
+        run_matrix(st.cmd, s.span());
+        const auto raw = s.get<std::byte>(kOut, out_n * oes);
+        const std::vector<std::byte> out(raw.begin(), raw.end());
+        size_t bad = 0;
+        for (uint32_t bt = 0; bt < mc.batch; ++bt)
+          for (uint32_t i = 0; i < mc.m; ++i)
+            for (uint32_t j = 0; j < mc.n; ++j) {
+              double acc = mode.bias ? st.bias[j] : 0.0, mag = 1.0;
+              for (uint32_t kk = 0; kk < mc.k; ++kk) {
+                const size_t ai = size_t{bt} * mc.a_bs + size_t{i} * mc.k + kk;
+                const size_t bi = size_t{bt} * mc.b_bs +
+                                  (mc.transpose_b ? size_t{j} * mc.k + kk : size_t{kk} * mc.n + j);
+                const double t = double{ld_f(st.a, ai, mode.dt)} * ld_f(st.b, bi, mode.dt);
+                acc += t;
+                mag += std::fabs(t);
+              }
+              acc = std::min<double>(std::max<double>(acc, c.fclamp_min), c.fclamp_max);
+              const double got =
+                  ld_f(out, size_t{bt} * mc.out_bs + size_t{i} * mc.n + j, mode.out_dt);
+              const double tol = 1e-5 * mag + half_ulp * std::fabs(acc) + 0x1p-24;
+              if (!(std::fabs(got - acc) <= tol) && bad++ < 5)
+                ADD_FAILURE() << "m" << mc.m << " " << isa::dtype_name(mode.dt) << "->"
+                              << isa::dtype_name(mode.out_dt) << " isa " << static_cast<int>(isa)
+                              << ": want " << acc << " got " << got;
+            }
+        EXPECT_EQ(bad, 0u);
+        // Batch gaps stay untouched.
+        if (mc.batch > 1 && mc.out_bs > mc.m * mc.n) {
+          const size_t gap = size_t{mc.m} * mc.n;  // first element after batch 0
+          EXPECT_EQ(ld_f(out, gap, mode.out_dt), 0.0f);
+        }
       }
     }
 }

@@ -29,8 +29,10 @@ struct DmaArgs {
   std::array<uint16_t, 3> pad_before = {0, 0, 0};  // DMA_LOAD only
   std::array<uint16_t, 3> pad_after = {0, 0, 0};   // DMA_LOAD only
   uint32_t pad_value = 0;                          // DMA_LOAD only, low elem_size bytes
-  uint8_t dram_dtype = 0;  // NPU_DTYPE_* converted from/to (both 0: no conversion)
-  uint8_t sram_dtype = 0;  // elem_size must then be this type's size
+  /// Conversion (ISA 1.1): both 0 (a plain copy) or both NPU_DTYPE_FP32/FP16/BF16; then
+  /// elem_size is sram_dtype's size and the default DRAM strides use dram_dtype's size.
+  uint8_t dram_dtype = 0;
+  uint8_t sram_dtype = 0;
 };
 
 /// CONV2D (fields in ISA order). out_h/out_w 0 = derived from the conv formula; clamps

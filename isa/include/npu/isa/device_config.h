@@ -23,7 +23,7 @@ struct MatrixConfig {
   uint32_t int8_cols = 32;  // output-channel lanes
   uint32_t fp32_rows = 16;
   uint32_t fp32_cols = 16;
-  uint32_t fp16_rows = 32;  // fp16 and bf16 (since ISA 1.1)
+  uint32_t fp16_rows = 32;  // fp16 and bf16 share this array (since ISA 1.1)
   uint32_t fp16_cols = 16;
   uint32_t fill_latency = 32;
 };
