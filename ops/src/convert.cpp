@@ -7,7 +7,8 @@
 // integer truncates toward zero, NaN becomes 0, values beyond the target's range (and +-inf)
 // saturate to its min/max; double to float rounds to nearest and overflows to +-inf as IEEE
 // does; integer to integer wraps modulo 2^N (C++20 conversion, as NumPy and onnxruntime do);
-// anything to bool is "!= 0" (NaN is true); bool to anything is 0 or 1.
+// anything to bool is "!= 0" (NaN is true); bool to anything is 0 or 1; float16 converts
+// through float32 (to float16: round to nearest even, overflow to +-inf).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include <utility>
 
 #include "common.h"
+#include "npu/isa/half.h"
 #include "tensor_common.h"
 
 namespace npu::ops::detail {
@@ -91,6 +93,30 @@ std::optional<Shape> ints_of(const json& v) {
 }  // namespace
 
 Expected<NpyArray> convert_to(const OpCall& c, const NpyArray& x, DType to) {
+  // float16 goes through float32: widening is exact, narrowing rounds to nearest even.
+  if (x.dtype == DType::kFloat16 && to != DType::kFloat16) {
+    auto wide = alloc_output(c, DType::kFloat32, x.shape);
+    if (!wide) return wide;
+    auto fv = wide->view<float>();
+    for (size_t i = 0; i < fv.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, x.data.data() + 2 * i, 2);
+      fv[i] = isa::fp16_to_fp32(h);
+    }
+    return to == DType::kFloat32 ? wide : convert_to(c, *wide, to);
+  }
+  if (to == DType::kFloat16 && x.dtype != DType::kFloat16) {
+    auto f = x.dtype == DType::kFloat32 ? Expected<NpyArray>(x) : convert_to(c, x, DType::kFloat32);
+    if (!f) return f;
+    auto out = alloc_output(c, DType::kFloat16, x.shape);
+    if (!out) return out;
+    const auto fv = f->view<float>();
+    for (size_t i = 0; i < fv.size(); ++i) {
+      const uint16_t h = isa::fp32_to_fp16(fv[i]);
+      std::memcpy(out->data.data() + 2 * i, &h, 2);
+    }
+    return out;
+  }
   auto out = alloc_output(c, to, x.shape);
   if (!out) return out;
   NPU_TRY(dispatch_with_bool(c, x.dtype, [&]<typename F>(F) -> Expected<void> {
@@ -241,9 +267,9 @@ HostOutputs cast(const OpCall& c) {
   auto to = required_int_attr(c, "to");
   if (!to) return to.error();
   static const std::map<int64_t, DType> kOnnxTypes = {
-      {1, DType::kFloat32},  {2, DType::kUint8},   {3, DType::kInt8},   {4, DType::kUint16},
-      {5, DType::kInt16},    {6, DType::kInt32},   {7, DType::kInt64},  {9, DType::kBool},
-      {11, DType::kFloat64}, {12, DType::kUint32}, {13, DType::kUint64}};
+      {1, DType::kFloat32},  {2, DType::kUint8},    {3, DType::kInt8},    {4, DType::kUint16},
+      {5, DType::kInt16},    {6, DType::kInt32},    {7, DType::kInt64},   {9, DType::kBool},
+      {10, DType::kFloat16}, {11, DType::kFloat64}, {12, DType::kUint32}, {13, DType::kUint64}};
   auto it = kOnnxTypes.find(*to);
   if (it == kOnnxTypes.end()) return op_error(c, "to " + std::to_string(*to) + " is not supported");
   return one(convert_to(c, **x, it->second));

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "npu/compiler/onnx_import.h"
+#include "npu/isa/half.h"
 
 namespace npu::compiler::testing {
 
@@ -60,6 +61,25 @@ class ModelBuilder {
     } else {
       for (float f : data) t->add_float_data(f);
     }
+  }
+  /// A float16 initializer of `data` rounded to fp16: in raw_data (raw = true) or as bit
+  /// patterns in int32_data (onnx.proto's rule for FLOAT16).
+  void init_h(const std::string& name, const std::vector<int64_t>& dims,
+              const std::vector<float>& data, bool raw = true) {
+    auto* t = graph().add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::FLOAT16);
+    for (int64_t d : dims) t->add_dims(d);
+    std::string bytes;
+    for (float f : data) {
+      const uint16_t h = isa::fp32_to_fp16(f);
+      if (raw) {
+        bytes.append(reinterpret_cast<const char*>(&h), 2);
+      } else {
+        t->add_int32_data(h);
+      }
+    }
+    if (raw) t->set_raw_data(bytes);
   }
   void init_i64(const std::string& name, const std::vector<int64_t>& dims,
                 const std::vector<int64_t>& data) {

@@ -382,8 +382,8 @@ TEST(TvmImport, ErrorsAreOneLine) {
             "g.json: node 2 (example_npu.matmul): out_dtype int32 differs from the input's "
             "float32 (mixed-precision kernels are not supported)");
   bad = doc;
-  bad["nodes"][0]["attrs"]["dtype"] = {"float16"};
-  EXPECT_EQ(error_of(bad.dump()), "g.json: input node 0 'x': unsupported element type 'float16'");
+  bad["nodes"][0]["attrs"]["dtype"] = {"bfloat16"};
+  EXPECT_EQ(error_of(bad.dump()), "g.json: input node 0 'x': unsupported element type 'bfloat16'");
   bad = doc;
   bad["nodes"][0]["attrs"]["shape"] = {{-1, 4}};
   EXPECT_EQ(error_of(bad.dump()),

@@ -128,14 +128,14 @@ TEST_F(TensorPb, ReadsTypedAndRawTensors) {
 
 TEST_F(TensorPb, UnsupportedTypesAndBadFilesNameTheFile) {
   onnx::TensorProto h;
-  h.set_data_type(onnx::TensorProto::FLOAT16);
+  h.set_data_type(onnx::TensorProto::BFLOAT16);
   h.add_dims(1);
   h.set_raw_data(std::string(2, '\0'));
   const std::string path = write(h);
   auto a = compiler::read_tensor_pb(path);
   ASSERT_FALSE(a);
   EXPECT_EQ(a.error().code, ENOTSUP);
-  EXPECT_EQ(a.error().message, path + ": unsupported element type FLOAT16");
+  EXPECT_EQ(a.error().message, path + ": unsupported element type BFLOAT16");
 
   const std::string missing = (dir_ / "missing.pb").string();
   auto m = compiler::read_tensor_pb(missing);

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "npu/format/array_values.h"
 #include "npu/ops/ops.h"
 #include "npu/ops/registry.h"
 #include "op_test_util.h"
@@ -300,7 +301,17 @@ TEST(HostOpsTensorCast, TruncatesSaturatesAndWraps) {
             (std::vector<float>{kInf, -kInf, 0.25f}));
   EXPECT_EQ(run1("Cast", {&x}, {{"to", 11}}).values<double>()[0], double{1.9f});
 
-  EXPECT_THAT(error_of("Cast", {&x}, {{"to", 10}}), HasSubstr("to 10 is not supported"));
+  EXPECT_THAT(error_of("Cast", {&x}, {{"to", 16}}), HasSubstr("to 16 is not supported"));
+
+  // float16 (to = 10) through float32: round to nearest even, overflow to inf; back exactly.
+  const NpyArray w = f32({4}, std::vector<float>{1.9f, 65520.0f, 2049.0f, -0.0f});
+  const NpyArray h = run1("Cast", {&w}, {{"to", 10}});
+  ASSERT_EQ(h.dtype, npu::format::DType::kFloat16);
+  EXPECT_EQ(npu::format::to_floats(h),
+            (std::vector<float>{1.900390625f, kInf, 2048.0f, -0.0f}));  // 2049 ties to even
+  EXPECT_EQ(run1("Cast", {&h}, {{"to", 1}}).values<float>(),
+            (std::vector<float>{1.900390625f, kInf, 2048.0f, -0.0f}));
+  EXPECT_EQ(run1("Cast", {&h}, {{"to", 6}}).values<int32_t>()[0], 1);
   EXPECT_THAT(error_of("Cast", {&x}), HasSubstr("missing attribute 'to'"));
   EXPECT_THAT(error_of("Cast", {&x}, {{"to", "float"}}), HasSubstr("attribute to is not an int"));
 }
