@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-vs-pytorch format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond realmodels-fp16 test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-vs-pytorch format clean
 
 all: build
 
@@ -57,6 +57,23 @@ realmodels: deps-realmodels build
 BEYOND_MODELS ?= lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,unet,lstm_classifier,gru_classifier,rnn_classifier,transformer_block
 realmodels-beyond: deps-realmodels build
 	MODELS=$(BEYOND_MODELS) ./tests/realmodels/run.sh $(BUILD)
+
+# Half precision on the device (issue 13; docs/realmodels.md): ResNet-50 at fp32, compiled with
+# --precision fp16 and bf16, and exported as a float16 ONNX model, each against PyTorch's fp32
+# output. Half-precision error grows with the output's scale, so the tolerance is a share of
+# max |y| (3% for fp16, 10% for bf16) and top-1 must agree.
+FP16_MODEL ?= resnet50
+realmodels-fp16: deps-realmodels build
+	OUTDIR=$(BUILD)/rm-fp32 MODELS=$(FP16_MODEL) ./tests/realmodels/run.sh $(BUILD)
+	OUTDIR=$(BUILD)/rm-fp16 MODELS=$(FP16_MODEL) RUN_FLAGS="--precision fp16" RTOL=0 ATOL=0 \
+	    SCALE_ATOL=0.03 ./tests/realmodels/run.sh $(BUILD)
+	OUTDIR=$(BUILD)/rm-bf16 MODELS=$(FP16_MODEL) RUN_FLAGS="--precision bf16" RTOL=0 ATOL=0 \
+	    SCALE_ATOL=0.1 ./tests/realmodels/run.sh $(BUILD)
+	OUTDIR=$(BUILD)/rm-f16 MODELS=$(FP16_MODEL) EXPORT_FLAGS=--float16 RTOL=0 ATOL=0 \
+	    SCALE_ATOL=0.03 ./tests/realmodels/run.sh $(BUILD)
+	/usr/bin/python3 scripts/precision_reference.py $(BUILD)/rm-fp16/$(FP16_MODEL) $(FP16_MODEL) \
+	    --got $(BUILD)/rm-fp16/$(FP16_MODEL)/out/output.npy \
+	    $(BUILD)/rm-bf16/$(FP16_MODEL)/out/output.npy $(BUILD)/rm-f16/$(FP16_MODEL)/out/output.npy
 
 test-plain: build
 	cd $(BUILD) && ctest $(CTEST_FLAGS)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Compare a model output against the expected one.
 
-  scripts/compare_outputs.py GOT.npy EXPECTED.npy [--rtol 1e-3] [--atol 1e-4] [--json]
+  scripts/compare_outputs.py GOT.npy EXPECTED.npy [--rtol 1e-3] [--atol 1e-4] [--scale-atol F]
+                             [--require-top1] [--json]
 
 Prints the max abs diff, the max rel diff (|got-exp| / |exp| over elements with exp != 0), the
 number of elements outside tolerance and the top-1 agreement (argmax over the last axis, per
@@ -23,6 +24,9 @@ def main():
     ap.add_argument("expected")
     ap.add_argument("--rtol", type=float, default=1e-3)
     ap.add_argument("--atol", type=float, default=1e-4)
+    ap.add_argument("--scale-atol", type=float, default=0.0,
+                    help="add this fraction of max |expected| to atol (half-precision runs: "
+                         "their error scales with the output, not with each element)")
     ap.add_argument("--require-top1", action="store_true",
                     help="also fail when the argmax differs in any row")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
@@ -54,7 +58,9 @@ def main():
     nz = e != 0
     max_abs = float(diff.max()) if diff.size else 0.0
     max_rel = float((diff[nz] / np.abs(e[nz])).max()) if nz.any() else 0.0
-    bad = ~(diff <= args.atol + args.rtol * np.abs(e))
+    atol = args.atol + args.scale_atol * (float(np.abs(e).max()) if e.size else 0.0)
+    res["atol_used"] = atol
+    bad = ~(diff <= atol + args.rtol * np.abs(e))
     n_bad = int(bad.sum())
     if g.ndim >= 1 and g.size:
         g2 = g.reshape(-1, g.shape[-1])
@@ -73,7 +79,7 @@ def main():
     else:
         print(f"max abs diff {max_abs:.3e}, max rel diff {max_rel:.3e} "
               f"(|expected| max {res['max_abs_expected']:.3g})")
-        print(f"out of tolerance (atol {args.atol:g} + rtol {args.rtol:g}*|exp|): "
+        print(f"out of tolerance (atol {atol:g} + rtol {args.rtol:g}*|exp|): "
               f"{n_bad}/{g.size}" + (f", non-finite: {nonfinite}" if nonfinite else ""))
         print(f"top-1 match: {top1_ok}/{top1_n}")
         if n_bad:

@@ -243,6 +243,36 @@ def export_one(name, outdir, args):
           f"export {time.time() - t0:.1f} s", flush=True)
 
 
+def to_float16(model_dir):
+    """Rewrites model.onnx with every float32 tensor as float16 (initializers, Constant
+    values, graph inputs/outputs/value_info, Cast targets) and input.npy as float16."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, numpy_helper
+    path = os.path.join(model_dir, "model.onnx")
+    m = onnx.load(path)
+    g = m.graph
+
+    def half(t):
+        if t.data_type == TensorProto.FLOAT:
+            t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t).astype(np.float16), t.name))
+
+    for t in g.initializer:
+        half(t)
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        if vi.type.tensor_type.elem_type == TensorProto.FLOAT:
+            vi.type.tensor_type.elem_type = TensorProto.FLOAT16
+    for n in g.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.TENSOR:
+                half(a.t)
+            if n.op_type == "Cast" and a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.FLOAT16
+    onnx.save(m, path)
+    x = np.load(os.path.join(model_dir, "input.npy"))
+    np.save(os.path.join(model_dir, "input.npy"), x.astype(np.float16))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
@@ -253,6 +283,9 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="timed inferences (default: %(default)s)")
     ap.add_argument("--fold-bn", action="store_true",
                     help="let the exporter fold BatchNormalization into Conv")
+    ap.add_argument("--float16", action="store_true",
+                    help="convert model.onnx and input.npy to float16 after the export "
+                         "(expected.npy stays PyTorch's float32 result)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     failed = []
@@ -261,6 +294,8 @@ def main():
             sys.exit(f"export_torchvision.py: unknown torchvision model '{name}'")
         try:
             export_one(name, args.outdir, args)
+            if args.float16:
+                to_float16(os.path.join(args.outdir, name))
         except Exception as e:  # keep going; report at the end
             print(f"export_torchvision.py: {name}: export failed: {e}", file=sys.stderr)
             failed.append(name)

@@ -305,4 +305,34 @@ std::string format_layer_report(const format::Package& package) {
   return out;
 }
 
+std::string format_precision_report(const format::Package& half, const format::Package& fp32,
+                                    std::string_view precision) {
+  std::map<std::string, uint64_t, std::less<>> base;
+  uint64_t base_total = 0, half_total = 0;
+  for (const auto& s : fp32.metadata.segments) {
+    for (const auto& l : s.layers) base[l.name] += l.cycles;
+    base_total += s.estimated_cycles;
+  }
+  std::string out =
+      fmt::format("{:<28} {:<12} {:>11} {:>11} {:>8}\n", "layer", "op", "fp32", precision, "saved");
+  auto saved = [](uint64_t b, uint64_t h) {
+    return b ? fmt::format("{:.1f}%", 100.0 * (double(b) - double(h)) / double(b)) : "-";
+  };
+  std::set<std::string, std::less<>> seen;
+  for (const auto& s : half.metadata.segments) {
+    for (const auto& l : s.layers) {
+      const auto it = base.find(l.name);
+      const bool first = seen.insert(l.name).second;
+      const bool both = it != base.end() && first;
+      out += fmt::format("{} {:<12} {:>11} {:>11} {:>8}\n", elide_cell(l.name, 28), l.op,
+                         both ? std::to_string(it->second) : "-", l.cycles,
+                         both ? saved(it->second, l.cycles) : "-");
+    }
+    half_total += s.estimated_cycles;
+  }
+  out += fmt::format("{:<28} {:<12} {:>11} {:>11} {:>8}\n", "total", "", base_total, half_total,
+                     saved(base_total, half_total));
+  return out;
+}
+
 }  // namespace npu::compiler

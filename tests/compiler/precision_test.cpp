@@ -152,6 +152,13 @@ TEST_F(PrecisionTest, HalfPrecisionMatchesFloat32WithinItsToleranceInFewerCycles
     EXPECT_TRUE(half.compiled.package.metadata.target.features & NPU_FEATURE_FP16);
     // Fewer modeled cycles: the half array and half the bytes between layers.
     EXPECT_LT(half.cycles * 10, fp32.cycles * 8) << half.cycles << " vs " << fp32.cycles;
+    // The report's totals are the two packages' estimates.
+    const std::string report =
+        format_precision_report(half.compiled.package, fp32.compiled.package, "half");
+    const std::string total = report.substr(report.rfind("total"));
+    EXPECT_NE(total.find(" " + std::to_string(fp32.cycles) + " "), std::string::npos) << report;
+    EXPECT_NE(total.find(" " + std::to_string(half.cycles) + " "), std::string::npos) << report;
+    EXPECT_NE(report.find("conv2d"), std::string::npos) << report;
     for (const auto& [name, want] : fp32.out) {
       const NpyArray& got = half.out.at(name);
       EXPECT_EQ(got.dtype, format::DType::kFloat32) << name << ": graph outputs keep float32";

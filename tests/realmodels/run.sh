@@ -8,6 +8,8 @@
 # Environment:
 #   MODELS=resnet18,mobilenet_v2,squeezenet1_1   models to run
 #   RTOL=1e-3 ATOL=1e-4                          tolerance (numpy.allclose rule)
+#   SCALE_ATOL=0                                 plus this fraction of max |expected| in atol
+#                                                (fp16/bf16 runs; also requires top-1 agreement)
 #   THREADS=1                                    PyTorch CPU threads for the reference timing
 #   OUTDIR=DIR                                   work in DIR and keep it (default: a temp dir,
 #                                                removed at exit unless KEEP=1)
@@ -15,6 +17,7 @@
 #                                                flags; e.g. scripts/onnx_torch_ref.py to test
 #                                                this harness without the stack)
 #   EXPORT_FLAGS=--fold-bn                       extra flags for scripts/export_torchvision.py
+#   RUN_FLAGS="--precision fp16"                 extra npu-run flags (compile options)
 # Exit status: 0 all models match, 1 a model mismatched or failed, 2 set-up error.
 set -u -o pipefail
 
@@ -58,14 +61,16 @@ for m in "${model_list[@]}"; do
     d=$OUTDIR/$m
     rm -rf "$d/out"
     t0=$(date +%s%N)
+    # shellcheck disable=SC2086  # RUN_FLAGS is a list of flags
     "$NPU_RUN" "$d/model.onnx" --input "input=$d/input.npy" --output-dir "$d/out" --stats \
-        > "$d/run.stdout" 2> "$d/run.stderr"
+        ${RUN_FLAGS:-} > "$d/run.stdout" 2> "$d/run.stderr"
     echo $? > "$d/run.rc"
     t1=$(date +%s%N)
     echo $(( (t1 - t0) / 1000 )) > "$d/run.wall_us"
     if [[ $(cat "$d/run.rc") == 0 && -f $d/out/output.npy ]]; then
         "$PY" "$ROOT/scripts/compare_outputs.py" "$d/out/output.npy" "$d/expected.npy" \
-            --rtol "$RTOL" --atol "$ATOL" --json > "$d/compare.json" 2> "$d/compare.stderr"
+            --rtol "$RTOL" --atol "$ATOL" ${SCALE_ATOL:+--scale-atol "$SCALE_ATOL" --require-top1} \
+            --json > "$d/compare.json" 2> "$d/compare.stderr"
     fi
     echo "  $m: exit $(cat "$d/run.rc"), $(( (t1 - t0) / 1000000 )) ms"
 done

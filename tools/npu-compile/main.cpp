@@ -1,5 +1,6 @@
 // npu-compile: compiles an ONNX model into a model package (docs/tools.md).
-//   npu-compile MODEL.onnx -o OUT.npub [--device-config FILE] [--report] [--input-shape ...]
+//   npu-compile MODEL.onnx -o OUT.npub [--device-config FILE] [--report] [--precision fp16]
+//               [--input-shape ...]
 //   npu-compile --list-ops
 // Exit status: 0 ok, 1 any error (one line on stderr).
 #include <CLI/CLI.hpp>
@@ -38,6 +39,15 @@ static int tool_main(int argc, char** argv) {
   if (flags.report) {
     std::cout << result->partition_report << "\n"
               << npu::compiler::format_layer_report(result->package);
+    if (options->precision != npu::compiler::Precision::kFp32) {  // what the precision saves
+      auto fp32_options = *options;
+      fp32_options.precision = npu::compiler::Precision::kFp32;
+      auto fp32 = npu::tools::compile_model(flags, fp32_options);
+      if (!fp32) return npu::tools::fail("npu-compile", fp32.error().message);
+      std::cout << "\n"
+                << npu::compiler::format_precision_report(result->package, fp32->package,
+                                                          flags.precision);
+    }
   }
   std::cout << "wrote " << output << " (" << result->device_ops << " ops on the NPU, "
             << result->host_ops << " on the host)\n";

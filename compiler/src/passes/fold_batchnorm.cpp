@@ -39,8 +39,10 @@ class FoldBatchNormPass final : public Pass {
       if (consumers[static_cast<size_t>(x)].size() != 1 || g.is_graph_output(x)) continue;
       const NpyArray* w = g.constant(conv.input(1));
       const NpyArray* bias = g.constant(conv.input(2));
-      if (!w || w->dtype != DType::kFloat32 || w->shape.empty()) continue;
-      if (conv.input(2) >= 0 && (!bias || bias->dtype != DType::kFloat32)) continue;
+      // float32 or float16 (folded in double, rounded once to the weights' type).
+      if (!w || (w->dtype != DType::kFloat32 && w->dtype != DType::kFloat16) || w->shape.empty())
+        continue;
+      if (conv.input(2) >= 0 && (!bias || bias->dtype != w->dtype)) continue;
       const NpyArray* gamma = g.constant(bn.input(1));
       const NpyArray* beta = g.constant(bn.input(2));
       const NpyArray* mean = g.constant(bn.input(3));
@@ -48,13 +50,13 @@ class FoldBatchNormPass final : public Pass {
       const int64_t oc = w->shape[0];
       bool params_ok = true;
       for (const NpyArray* p : {gamma, beta, mean, var}) {
-        params_ok = params_ok && p && p->dtype == DType::kFloat32 && p->num_elements() == oc;
+        params_ok = params_ok && p && p->dtype == w->dtype && p->num_elements() == oc;
       }
       if (!params_ok || (bias && bias->num_elements() != oc)) continue;
 
       const double eps = bn.attr_float("epsilon", 1e-5f);
       NpyArray new_w = *w;
-      NpyArray new_b = NpyArray::zeros(DType::kFloat32, {oc});
+      NpyArray new_b = NpyArray::zeros(w->dtype, {oc});
       const int64_t per_oc = oc ? w->num_elements() / oc : 0;
       for (int64_t k = 0; k < oc; ++k) {
         const double s = format::number_at(*gamma, k) / std::sqrt(format::number_at(*var, k) + eps);

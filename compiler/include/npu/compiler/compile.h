@@ -85,4 +85,11 @@ std::vector<std::string> parameter_inputs(const Graph& g);
 /// host segments are listed with their op type.
 std::string format_layer_report(const format::Package& package);
 
+/// The cycles a lower precision saves (npu-compile --report with --precision fp16|bf16): each
+/// device layer of `half` with its estimated cycles next to the layer of the same name in
+/// `fp32` (the same model compiled at fp32), the cycles saved, and the totals. Layers only one
+/// compile has (a conversion copy) show "-" on the other side.
+std::string format_precision_report(const format::Package& half, const format::Package& fp32,
+                                    std::string_view precision);
+
 }  // namespace npu::compiler
