@@ -197,6 +197,30 @@ std::string norm_reason(const Graph& g, const Node& n) {
   return is_device_float(t) ? "" : "BatchNormalization on " + std::string(dtype_name(t));
 }
 
+std::string layernorm_reason(const Graph& g, const Node& n) {
+  const std::optional<DType> t = g.value(n.input(0)).dtype;
+  if (!is_device_float(t)) return "LayerNormalization on " + std::string(dtype_name(t));
+  for (size_t o = 1; o < n.outputs.size(); ++o) {
+    if (n.outputs[o] >= 0 && g.value(n.outputs[o]).dtype != DType::kFloat32)
+      return "LayerNormalization Mean/InvStdDev are not float32";
+  }
+  const auto rank = static_cast<int64_t>(rank_of(g, n.input(0)));
+  int64_t axis = n.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return "axis out of range";
+  const auto dims = *g.value(n.input(0)).static_dims();
+  const int64_t len = format::element_count(std::vector<int64_t>(dims.begin() + axis, dims.end()));
+  const int64_t rows =
+      format::element_count(std::vector<int64_t>(dims.begin(), dims.begin() + axis));
+  if (len > UINT32_MAX || rows > UINT32_MAX) return "tensor too large";
+  for (size_t i = 1; i <= 2; ++i) {  // Scale and B: [len] (or broadcastable to the row)
+    if (n.input(i) < 0) continue;
+    const auto sd = g.value(n.input(i)).static_dims();
+    if (!sd || format::element_count(*sd) != len) return "Scale/B do not cover the normalized axes";
+  }
+  return {};
+}
+
 std::string quant_reason(const Graph& g, const Node& n) {
   for (size_t i = 1; i <= 2; ++i) {
     if (n.input(i) >= 0 && !g.constant(n.input(i))) return "scale/zero point are not constant";

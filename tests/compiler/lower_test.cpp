@@ -501,6 +501,38 @@ TEST_F(LowerTest, ReduceMeanSoftmaxLogSoftmax) {
   EXPECT_EQ(r->count("softmax"), 2u);
 }
 
+TEST_F(LowerTest, LayerNormalizationRunsOnTheVectorEngine) {
+  ModelBuilder b(17);
+  input(b, "x", {2, 4, 6});
+  weight(b, "g", {6}, 21, 0.5f, 1.5f);
+  weight(b, "beta", {6}, 22);
+  node(b, "LayerNormalization", {"x", "g", "beta"}, "y", {{"epsilon", 1e-3f}});
+  weight(b, "g2", {4, 6}, 23, 0.5f, 1.5f);  // over the last two axes, no bias
+  node(b, "LayerNormalization", {"x", "g2"}, "z", {{"axis", int64_t{1}}});
+  b.output("y");
+  b.output("z");
+  auto r = run_both(b, range(-3.0f, 5.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.host_ops, 0u) << r->dev.partition_report;
+  // mean, variance per node; center, square, epsilon, normalize, scale (+ bias) eltwises.
+  EXPECT_EQ(r->count("reduce"), 4u) << r->layer_list();
+  EXPECT_EQ(r->count("activation"), 2u) << r->layer_list();
+  EXPECT_EQ(r->count("eltwise"), 11u) << r->layer_list();
+}
+
+TEST_F(LowerTest, LayerNormalizationStatisticsOutputs) {
+  ModelBuilder b(17);
+  input(b, "x", {2, 3, 6});
+  weight(b, "g", {6}, 21);
+  b.node("LayerNormalization", {"x", "g"}, {"y", "mean", "inv_std"});
+  for (const char* o : {"y", "mean", "inv_std"}) b.output(o);
+  auto r = run_both(b, range(-2.0f, 6.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.host_ops, 0u) << r->dev.partition_report;
+  EXPECT_EQ(r->host_out.at("mean").shape, (I64{2, 3, 1}));
+  EXPECT_EQ(r->count("activation"), 2u) << r->layer_list();  // sqrt, reciprocal
+}
+
 TEST_F(LowerTest, StandaloneBatchNormAfterAdd) {
   ModelBuilder b;
   input(b, "a", {1, 4, 5, 5});

@@ -34,6 +34,7 @@ Expected<void> lower_pool(Lowering& L, const Node& n);        // Max/Average/Glo
 Expected<void> lower_softmax(Lowering& L, const Node& n);     // Softmax, LogSoftmax
 Expected<void> lower_reduce(Lowering& L, const Node& n);      // ReduceSum/Mean/Max/Min
 Expected<void> lower_batchnorm(Lowering& L, const Node& n);   // BatchNormalization
+Expected<void> lower_layernorm(Lowering& L, const Node& n);   // LayerNormalization
 Expected<void> lower_quant(Lowering& L, const Node& n);       // Quantize/DequantizeLinear
 // lower_move.cpp
 Expected<void> lower_view(Lowering& L, const Node& n);       // reshape-like (Identity, Dropout too)
