@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "random_values.h"
 #include "npu/compiler/compile.h"
 #include "npu/compiler/onnx_tensor.h"
 #include "npu/device.h"
@@ -35,19 +36,8 @@ using I64 = std::vector<int64_t>;
 constexpr int kF32 = onnx::TensorProto::FLOAT, kU8 = onnx::TensorProto::UINT8,
               kI8 = onnx::TensorProto::INT8, kI32 = onnx::TensorProto::INT32;
 
-std::vector<float> rnd(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-size_t numel(const I64& d) {
-  size_t n = 1;
-  for (int64_t x : d) n *= static_cast<size_t>(x);
-  return n;
-}
+using testing::numel;
+using testing::rnd;
 
 /// An initializer of any element type, from T values in raw_data.
 template <typename T>

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "random_values.h"
 #include "npu/compiler/compile.h"
 #include "npu/device.h"
 #include "npu/format/array_values.h"
@@ -27,19 +28,8 @@ using testing::ModelBuilder;
 using Arrays = std::map<std::string, NpyArray>;
 using I64 = std::vector<int64_t>;
 
-std::vector<float> rnd(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-size_t numel(const I64& d) {
-  size_t n = 1;
-  for (int64_t x : d) n *= static_cast<size_t>(x);
-  return n;
-}
+using testing::numel;
+using testing::rnd;
 
 /// The mixed graph; `elem` is the float type of its tensors (FLOAT or FLOAT16).
 ModelBuilder mixed_model(int elem) {
