@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "model_builder.h"
-#include "random_values.h"
 #include "npu/compiler/compile.h"
 #include "npu/compiler/onnx_tensor.h"
 #include "npu/device.h"
 #include "npu/runtime/model.h"
+#include "random_values.h"
 
 namespace npu::compiler {
 namespace {
@@ -521,6 +521,23 @@ TEST_F(LowerTest, LayerNormalizationStatisticsOutputs) {
   EXPECT_EQ(r->dev.host_ops, 0u) << r->dev.partition_report;
   EXPECT_EQ(r->host_out.at("mean").shape, (I64{2, 3, 1}));
   EXPECT_EQ(r->count("activation"), 2u) << r->layer_list();  // sqrt, reciprocal
+}
+
+TEST_F(LowerTest, MatrixProductEinsumsRunAsMatMuls) {
+  ModelBuilder b;
+  input(b, "a", {2, 3, 4});
+  input(b, "c", {2, 5, 4});
+  input(b, "d", {2, 4, 5});
+  weight(b, "w", {6, 4}, 31);
+  node(b, "Einsum", {"a", "d"}, "p", {{"equation", std::string("bij,bjk->bik")}});
+  node(b, "Einsum", {"a", "c"}, "q", {{"equation", std::string("bij, bkj -> bik")}});
+  node(b, "Einsum", {"a", "w"}, "r", {{"equation", std::string("bij,kj->bik")}});
+  node(b, "Einsum", {"a"}, "s", {{"equation", std::string("bij->bji")}});  // not a product
+  for (const char* y : {"p", "q", "r", "s"}) b.output(y);
+  auto r = run_both(b, Opts{.host_segments = 1});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("matmul"), 3u) << r->layer_list();
+  EXPECT_NE(r->dev.partition_report.find("Einsum"), std::string::npos) << r->dev.partition_report;
 }
 
 TEST_F(LowerTest, StandaloneBatchNormAfterAdd) {
