@@ -280,6 +280,42 @@ std::string pad_reason(const Graph& g, const Node& n) {
   return {};
 }
 
+/// Nearest-neighbour Resize of the two spatial dims of a 4-D tensor by integer factors whose
+/// coordinate rule reads input index floor(o / s): asymmetric with floor, or half_pixel /
+/// pytorch_half_pixel with a round_prefer_* nearest mode (no ties at integer factors). The
+/// device runs it as a copy from a view that repeats every element (zero strides).
+std::string resize_reason(const Graph& g, const Node& n) {
+  if (n.attr_string("mode", "nearest") != "nearest")
+    return n.attr_string("mode") + " Resize (the device replicates pixels: nearest only)";
+  const std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nearest = n.attr_string("nearest_mode", "round_prefer_floor");
+  const bool floor_rule = (coord == "asymmetric" && nearest == "floor") ||
+                          ((coord == "half_pixel" || coord == "pytorch_half_pixel") &&
+                           (nearest == "round_prefer_floor" || nearest == "round_prefer_ceil"));
+  if (!floor_rule) return "Resize " + coord + " with nearest_mode " + nearest;
+  if (n.attrs.count("axes")) return "Resize with axes";
+  if (rank_of(g, n.input(0)) != 4) return "Resize of rank other than 4";
+  const auto xd = g.value(n.input(0)).static_dims();
+  const auto yd = g.value(n.outputs[0]).static_dims();
+  if (!xd || !yd) return "Resize with a dynamic shape";
+  if ((*xd)[0] != (*yd)[0] || (*xd)[1] != (*yd)[1]) return "Resize of the batch or channel dim";
+  for (size_t a : {2, 3}) {
+    const int64_t in = (*xd)[a], out = (*yd)[a];
+    if (in <= 0 || out % in != 0 || out / in > 65535) return "Resize by a non-integer factor";
+  }
+  const ValueId scales = n.input(n.opset < 11 ? 1 : 2);
+  if (scales >= 0) {
+    const NpyArray* s = g.constant(scales);
+    if (!s) return "Resize scales are not constant";
+    const auto f = format::to_floats(*s);
+    for (size_t a = 0; a < f.size() && a < 4; ++a) {
+      if (f[a] != static_cast<float>((*yd)[a]) / static_cast<float>((*xd)[a]))
+        return "Resize scales differ from the output/input ratio";
+    }
+  }
+  return {};
+}
+
 std::string noop_reason(const Graph&, const Node& n) {
   return n.op_type == "Identity" ? "" : "Dropout with its mask used";
 }

@@ -541,6 +541,28 @@ TEST_F(LowerTest, MatrixProductEinsumsRunAsMatMuls) {
   EXPECT_NE(r->dev.partition_report.find("Einsum"), std::string::npos) << r->dev.partition_report;
 }
 
+TEST_F(LowerTest, NearestResizeByIntegerFactorsIsADeviceCopy) {
+  ModelBuilder b;
+  input(b, "x", {1, 3, 4, 5});
+  conv(b, "x", "c", 3, 2, 41);  // a channels-last input to resize
+  b.init_f("scales", {4}, {1.0f, 1.0f, 2.0f, 3.0f});
+  auto& r1 = b.node("Resize", {"c", "", "scales"}, {"up"});
+  ModelBuilder::attr(r1, "coordinate_transformation_mode", std::string("asymmetric"));
+  ModelBuilder::attr(r1, "nearest_mode", std::string("floor"));
+  b.init_i64("sizes", {4}, {1, 3, 12, 10});
+  b.node("Resize", {"x", "", "", "sizes"}, {"up2"});  // half_pixel, round_prefer_floor
+  auto& r3 = b.node("Resize", {"x", "", "scales"}, {"lin"});
+  ModelBuilder::attr(r3, "mode", std::string("linear"));
+  for (const char* y : {"up", "up2", "lin"}) b.output(y);
+  auto r = run_both(b, Opts{.host_segments = 1});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->host_out.at("up").shape, (I64{1, 2, 8, 15}));
+  EXPECT_EQ(r->host_out.at("up2").shape, (I64{1, 3, 12, 10}));
+  EXPECT_EQ(r->count("copy"), 2u) << r->layer_list();
+  EXPECT_NE(r->dev.partition_report.find("linear Resize"), std::string::npos)
+      << r->dev.partition_report;
+}
+
 TEST_F(LowerTest, StandaloneBatchNormAfterAdd) {
   ModelBuilder b;
   input(b, "a", {1, 4, 5, 5});

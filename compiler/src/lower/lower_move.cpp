@@ -128,4 +128,29 @@ Expected<void> lower_pad(Lowering& L, const Node& n) {
   return L.layer(op, &codegen::emit_pad);
 }
 
+/// Resize (nearest, integer factors; support.cpp): a copy from the input viewed as
+/// [N, C, H, sh, W, sw] with zero strides on the factors into the output viewed the same way.
+Expected<void> lower_resize(Lowering& L, const Node& n) {
+  const ValueId x = n.input(0), y = n.outputs[0];
+  auto xd = L.dims(x), yd = L.dims(y);
+  if (!xd) return xd.error();
+  if (!yd) return yd.error();
+  if (xd->size() != 4) return make_error(EINVAL, "Resize of rank other than 4");
+  const auto sh = static_cast<uint32_t>((*yd)[2] / (*xd)[2]);
+  const auto sw = static_cast<uint32_t>((*yd)[3] / (*xd)[3]);
+  auto in = L.logical_view(x);
+  if (!in) return in.error();
+  auto out = L.define_desc(y, identity_perm(4));
+  if (!out) return out.error();
+  codegen::CopyOp op;
+  op.name = n.name;
+  op.input = *in;
+  op.input.dims = {in->dims[0], in->dims[1], in->dims[2], sh, in->dims[3], sw};
+  op.input.strides = {in->stride(0), in->stride(1), in->stride(2), 0, in->stride(3), 0};
+  op.output = *out;
+  op.output.dims = op.input.dims;
+  op.output.strides = {};
+  return L.layer(op, &codegen::emit_copy);
+}
+
 }  // namespace npu::compiler::detail
