@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "model_builder.h"
-#include "random_values.h"
 #include "npu/compiler/compile.h"
 #include "npu/device.h"
 #include "npu/format/array_values.h"
 #include "npu/runtime/model.h"
+#include "random_values.h"
 
 namespace npu::compiler {
 namespace {

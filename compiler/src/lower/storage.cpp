@@ -74,26 +74,6 @@ Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
 Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as) {
   const NpyArray* c = g.constant(v);
   if (!c) return make_error(EINVAL, "'" + g.value(v).name + "' is not a constant");
-  if (as && *as != c->dtype && (*as == DType::kFloat16 || c->dtype == DType::kFloat16)) {
-    if (*as != DType::kFloat16 && *as != DType::kFloat32)
-      return make_error(EINVAL, "'" + g.value(v).name + "': float16 converts to float32 only");
-    if (*as == DType::kFloat16) {
-      if (c->dtype != DType::kFloat32)
-        return make_error(EINVAL, "'" + g.value(v).name + "': only float32 converts to float16");
-      const uint64_t va = add_half_constant(c->data, c->dtype, NPU_DTYPE_FP16);
-      return Storage{va, c->data.size() / 2, -1, identity_perm(c->shape.size()), NPU_DTYPE_FP16};
-    }
-    std::vector<float> f(c->data.size() / 2);
-    for (size_t i = 0; i < f.size(); ++i) {
-      uint16_t h;
-      std::memcpy(&h, c->data.data() + 2 * i, 2);
-      f[i] = isa::fp16_to_fp32(h);
-    }
-    std::vector<std::byte> bytes(f.size() * 4);
-    std::memcpy(bytes.data(), f.data(), bytes.size());
-    const uint64_t va = constants.add(bytes);
-    return Storage{va, bytes.size(), -1, identity_perm(c->shape.size()), NPU_DTYPE_FP32};
-  }
   if (as && *as != c->dtype) {
     NpyArray conv = NpyArray::zeros(*as, c->shape);
     if (!format::dtype_is_float(*as)) {
