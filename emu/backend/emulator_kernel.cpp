@@ -41,6 +41,12 @@ Expected<std::shared_ptr<EmulatorKernel>> EmulatorKernel::create(std::string_vie
   if (racecheck != nullptr && *racecheck != '\0' && std::string_view(racecheck) != "0") {
     cfg.racecheck = true;
   }
+  // NPU_EMU_ENGINE_THREADS=1 runs every job on one host thread per engine, as the config's
+  // "engine_threads": true does.
+  const char* threads = std::getenv("NPU_EMU_ENGINE_THREADS");  // NOLINT(concurrency-mt-unsafe)
+  if (threads != nullptr && *threads != '\0' && std::string_view(threads) != "0") {
+    cfg.engine_threads = true;
+  }
   return std::make_shared<EmulatorKernel>(std::move(cfg));
 }
 

@@ -16,15 +16,25 @@
 // regions, and the hazards are found after the job; data commands take turns (data_mu), so a
 // racy buffer races on no host memory. None of this touches virtual time.
 //
-// Host threading (issue 9). The command processor runs on the thread that calls run() (the
-// kernel driver's runner), so a job costs no hand-off to a CP thread and back. Each engine has
-// a single-producer/single-consumer ring (the CP pushes, the engine pops) with no lock: an
-// idle engine spins briefly (spin_wait.h) and then parks on the ring's tail counter; the CP
-// wakes it only if it parked. An engine publishes each finished command by storing its
-// `finished` count (release) after its end cycle, and bumps one device-wide `progress` word;
-// the CP waits for a queue slot, a FENCE or the end of the job by polling those counters and
-// parks on `progress` only when they do not move for a while. reset() raises the abort flag
-// and bumps `progress`, so a waiting CP sees it.
+// Host execution (issue 9). Because every time is a function of the program alone, the host
+// may execute the commands in any order that respects the edges between them. By default a
+// job runs serially on the thread that calls run() (the kernel driver's runner): the schedule
+// comes from isa::replay_to_fault() (the same rules, single-threaded), and the data commands
+// execute one after another in order of (start, end, index), which puts every command after
+// the commands it waits for. A job costs no thread hand-off at all; the matrix kernels still
+// use both host cores (emu/kernels). A job the replay finds faulting or unable to finish, a
+// job under the synchronization checker or with a before_command hook, and every job of a
+// device configured with "engine_threads" run on engine threads instead, as follows.
+//
+// Engine threads. The command processor runs on the thread that calls run(), so a job costs no
+// hand-off to a CP thread and back. The engine threads start with the first such job. Each engine
+// has a single-producer/single-consumer ring (the CP pushes, the engine pops) with no lock: an idle
+// engine spins briefly (spin_wait.h) and then parks on the ring's tail counter; the CP wakes it
+// only if it parked. An engine publishes each finished command by storing its `finished` count
+// (release) after its end cycle, and bumps one device-wide `progress` word; the CP waits for a
+// queue slot, a FENCE or the end of the job by polling those counters and parks on `progress` only
+// when they do not move for a while. reset() raises the abort flag and bumps `progress`, so a
+// waiting CP sees it.
 #include "npu/emu/device.h"
 
 #include <spdlog/spdlog.h>
@@ -141,6 +151,7 @@ struct Device::Impl {
   // by reset(): the word the CP parks on.
   alignas(64) std::atomic<uint32_t> progress{0};
   Engine engines[NPU_NUM_ENGINES];
+  bool engines_started = false;  // start_engines() ran (under run_mu)
   // Set by run() before the CP dispatches (the ring's release/acquire publishes them).
   const isa::Program* program = nullptr;
   const Mmu* mmu = nullptr;
@@ -154,7 +165,10 @@ struct Device::Impl {
   VectorClock cp_vc{};
   uint32_t epoch = 0;
 
-  void start() {
+  /// Starts the engine threads on the first job that needs them (run_mu held).
+  void start_engines() {
+    if (engines_started) return;
+    engines_started = true;
     const uint32_t capacity = std::bit_ceil(std::max<uint32_t>(1, cfg.queue_depth) + 2);
     for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) {
       engines[e].id = e;
@@ -165,6 +179,7 @@ struct Device::Impl {
   }
 
   void stop() {
+    if (!engines_started) return;
     // No job runs (run() holds run_mu and the Device is being destroyed): the rings are empty.
     for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) push(engines[e], {kShutdown, 0, 0});
     for (uint32_t e = 1; e < NPU_NUM_ENGINES; ++e) engines[e].thread.join();
@@ -496,6 +511,101 @@ struct Device::Impl {
     }
   }
 
+  // ---- serial execution ---------------------------------------------------------------
+
+  /// Runs the job on this thread (see the file comment): the virtual-time schedule comes from
+  /// isa::replay_to_fault() with the device's checks, and the commands execute one after
+  /// another in causal order. Returns false, having executed nothing, when the replay finds a
+  /// fault or a program that cannot finish: such a job runs on the engine threads, which raise
+  /// the fault (or hang until the watchdog) as the device does.
+  bool run_serial() {
+    const auto& cmds = program->cmds;
+    isa::FaultModel model;
+    model.check_commands = !program->validated;
+    model.dram_fault = [this](const isa::Region& r) -> std::optional<uint64_t> {
+      if (mmu->translate(r.begin, r.end - r.begin, r.access)) return std::nullopt;
+      return mmu->fault_address(r.begin, r.end - r.begin, r.access);
+    };
+    isa::Schedule s = isa::replay_to_fault(cmds, cfg, model);
+    // Complete: no fault, and every command up to END ran (the timeline is by index).
+    if (s.fault || s.timeline.empty() || s.timeline.back().opcode != NPU_OP_END ||
+        s.timeline.back().engine != NPU_ENGINE_CP ||
+        s.timeline.size() != s.timeline.back().index + 1)
+      return false;
+
+    // Causal order: a command that waits for another (same engine, a semaphore, a FENCE) starts
+    // at or after its end, so (start, end, index) orders every such pair.
+    std::vector<uint32_t> order(s.timeline.size());
+    for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const isa::CommandTime& x = s.timeline[a];
+      const isa::CommandTime& y = s.timeline[b];
+      if (x.start != y.start) return x.start < y.start;
+      if (x.end != y.end) return x.end < y.end;
+      return x.index < y.index;
+    });
+
+    result = JobResult{};
+    JobProfile& p = result.profile;
+    std::vector<isa::Region> regions;
+    size_t ran = 0;
+    for (const uint32_t k : order) {
+      if (job.aborted()) break;
+      const isa::CommandTime& t = s.timeline[k];
+      const npu_cmd& c = cmds[t.index];
+      if (t.engine != NPU_ENGINE_CP && isa::find_opcode(c.hdr.opcode)->data) {
+        run_data_command(t.engine, t.index, c, t.start, regions);
+        if (job.aborted()) break;  // cancelled mid-command: it did not complete
+      }
+      ++ran;
+    }
+
+    if (ran == order.size()) {
+      p.cycles = s.cycles;
+      for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
+        p.busy_cycles[e] = s.busy[e];
+        p.commands[e] = s.commands[e];
+      }
+      p.semaphore_stall_cycles = s.stall;
+    } else {  // reset mid-job: the profile of the commands that ran
+      const uint64_t at = ran ? s.timeline[order[ran - 1]].end : 0;
+      p.cycles = at;
+      p.busy_cycles[NPU_ENGINE_CP] = uint64_t{cfg.cp_cycles_per_cmd} * ran;
+      std::vector<isa::CommandTime> kept;
+      for (size_t r = 0; r < ran; ++r) kept.push_back(s.timeline[order[r]]);
+      std::sort(kept.begin(), kept.end(),
+                [](const auto& a, const auto& b) { return a.index < b.index; });
+      s.timeline = std::move(kept);
+      for (const isa::CommandTime& t : s.timeline) {
+        if (t.opcode == NPU_OP_SEM_WAIT) {
+          p.semaphore_stall_cycles += t.end - t.start;
+        } else if (t.opcode != NPU_OP_FENCE) {
+          p.busy_cycles[t.engine] += t.end - t.start;
+        }
+        if (t.engine != NPU_ENGINE_CP || t.opcode != NPU_OP_END) ++p.commands[t.engine];
+      }
+    }
+    p.timeline.reserve(s.timeline.size());
+    for (const isa::CommandTime& t : s.timeline) {
+      p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
+      const npu_cmd& c = cmds[t.index];
+      if (t.engine == NPU_ENGINE_CP) {
+        if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))
+          p.irq_values.push_back(c.fence.value);
+        continue;
+      }
+      if (t.opcode == NPU_OP_SEM_WAIT) continue;
+      const isa::CommandCost cost = isa::command_cost(c, cfg);
+      p.macs += cost.macs;
+      p.vector_elements += cost.elements;
+      if (t.engine == NPU_ENGINE_DMA_IN) p.dma_bytes_in += cost.bytes;
+      if (t.engine == NPU_ENGINE_DMA_OUT) p.dma_bytes_out += cost.bytes;
+    }
+    result.fault = job.result_fault();
+    result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
+    return true;
+  }
+
   /// Resets the per-job state of the engines and the checker for `cmds` commands (the engines
   /// are idle: the previous job drained them).
   void prepare_engines(size_t cmds) {
@@ -516,9 +626,7 @@ struct Device::Impl {
   }
 };
 
-Device::Device(isa::DeviceConfig cfg) : cfg_(std::move(cfg)), impl_(std::make_unique<Impl>(cfg_)) {
-  impl_->start();
-}
+Device::Device(isa::DeviceConfig cfg) : cfg_(std::move(cfg)), impl_(std::make_unique<Impl>(cfg_)) {}
 
 Device::~Device() {
   impl_->stop();
@@ -543,7 +651,13 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
     std::lock_guard lk(d.mu);
     d.running = true;
   }
-  d.run_job();  // the command processor runs on this thread
+  // Serial unless the job needs the engine threads: the checker's vector clocks and the
+  // before_command hook are per engine thread.
+  const bool serial = !cfg_.engine_threads && !options.racecheck && !options.before_command;
+  if (!serial || !d.run_serial()) {
+    d.start_engines();
+    d.run_job();  // the command processor runs on this thread
+  }
   {
     std::lock_guard lk(d.mu);
     d.running = false;

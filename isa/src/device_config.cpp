@@ -110,7 +110,7 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
       j, "",
       {"name", "device_id", "revision", "clock_hz", "sram_size", "sram_banks", "num_semaphores",
        "semaphore_max", "cp_cycles_per_cmd", "queue_depth", "watchdog_ms", "features",
-       "max_bo_size", "racecheck", "dma", "matrix", "vector"}));
+       "max_bo_size", "racecheck", "engine_threads", "dma", "matrix", "vector"}));
   if (auto it = j.find("name"); it != j.end()) {
     if (!it->is_string()) return config_error("name", "expected a string, got " + it->dump());
     c.name = it->get<std::string>();
@@ -133,6 +133,11 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
     if (!it->is_boolean())
       return config_error("racecheck", "expected true or false, got " + it->dump());
     c.racecheck = it->get<bool>();
+  }
+  if (auto it = j.find("engine_threads"); it != j.end()) {
+    if (!it->is_boolean())
+      return config_error("engine_threads", "expected true or false, got " + it->dump());
+    c.engine_threads = it->get<bool>();
   }
   if (auto it = j.find("features"); it != j.end()) {
     auto f = parse_features(*it);
@@ -232,6 +237,7 @@ std::string DeviceConfig::to_json() const {
   }
   j["max_bo_size"] = max_bo_size;
   if (racecheck) j["racecheck"] = true;
+  if (engine_threads) j["engine_threads"] = true;
   j["dma"] = {{"bytes_per_cycle", dma.bytes_per_cycle}, {"latency", dma.latency}};
   j["matrix"] = {{"int8_rows", matrix.int8_rows},      {"int8_cols", matrix.int8_cols},
                  {"fp32_rows", matrix.fp32_rows},      {"fp32_cols", matrix.fp32_cols},

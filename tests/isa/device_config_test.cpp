@@ -37,6 +37,7 @@ TEST(DeviceConfig, RoundTrip) {
   c.matrix.int8_cols = 64;
   c.vector.fp32_lanes = 32;
   c.clock_hz = 1'500'000'000;
+  c.engine_threads = true;
   auto back = DeviceConfig::from_json(c.to_json());
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->to_json(), c.to_json());
@@ -45,6 +46,9 @@ TEST(DeviceConfig, RoundTrip) {
   EXPECT_EQ(back->features, NPU_FEATURE_INT8);
   EXPECT_EQ(back->matrix.int8_cols, 64u);
   EXPECT_EQ(back->clock_hz, 1'500'000'000u);
+  EXPECT_TRUE(back->engine_threads);
+  EXPECT_FALSE(DeviceConfig{}.engine_threads);
+  EXPECT_EQ(DeviceConfig{}.to_json().find("engine_threads"), std::string::npos);
 }
 
 TEST(DeviceConfig, FeaturesAsListOrNumber) {
@@ -114,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{R"({"matrix": {"fp32_cols": 100000}})", "matrix.fp32_cols"},
         BadValue{R"({"vector": {"fp32_lanes": 0}})", "vector.fp32_lanes"},
         BadValue{R"({"vector": {"transcendental_cost": 0}})", "vector.transcendental_cost"},
-        BadValue{R"({"max_bo_size": 1})", "max_bo_size"}, BadValue{R"([1, 2])", "top level"},
+        BadValue{R"({"max_bo_size": 1})", "max_bo_size"},
+        BadValue{R"({"engine_threads": 1})", "engine_threads"}, BadValue{R"([1, 2])", "top level"},
         BadValue{R"({"name": )", "invalid json"}));
 
 TEST(DeviceConfig, LoadNamesTheFile) {

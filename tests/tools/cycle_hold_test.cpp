@@ -17,9 +17,12 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "compile_cli.h"
 #include "npu/device.h"
@@ -40,6 +43,9 @@ struct Measured {
   uint64_t cycles = 0;
   uint64_t timeline_hash = 0;
   size_t commands = 0;
+  // Not in the expectations file; compared between the device's two host execution modes.
+  uint64_t stats_hash = 0;   // busy cycles, DMA bytes, MACs, elements, stalls
+  uint64_t output_hash = 0;  // the bytes the job wrote
 };
 
 uint64_t fnv(uint64_t h, uint64_t v) {
@@ -61,7 +67,20 @@ Measured measure(uint64_t cycles, const JobProfile& profile) {
     m.timeline_hash = fnv(m.timeline_hash, t.end_cycle);
   }
   m.commands = profile.timeline.size();
+  m.stats_hash = 14695981039346656037ull;
+  for (const uint64_t b : profile.busy_cycles) m.stats_hash = fnv(m.stats_hash, b);
+  for (const uint64_t v : {profile.dma_bytes_in, profile.dma_bytes_out, profile.macs,
+                           profile.vector_elements, profile.semaphore_stall_cycles})
+    m.stats_hash = fnv(m.stats_hash, v);
   return m;
+}
+
+uint64_t hash_bytes(uint64_t h, std::span<const std::byte> bytes) {
+  for (const std::byte b : bytes) {
+    h ^= static_cast<uint64_t>(b);
+    h *= 1099511628211ull;
+  }
+  return h;
 }
 
 std::string slurp(const fs::path& p) {
@@ -96,7 +115,14 @@ std::map<std::string, Measured> run_examples(const Device& dev) {
     EXPECT_TRUE(run->ok()) << name;
     EXPECT_TRUE(run->profile) << name;
     if (!run->ok() || !run->profile) continue;
-    out[name] = measure(run->result.cycles, *run->profile);
+    Measured m = measure(run->result.cycles, *run->profile);
+    m.output_hash = 14695981039346656037ull;
+    for (const BufferSpec& b : specs) {
+      auto bytes = run->read_range(b.address, b.size);
+      EXPECT_TRUE(bytes) << name << ": " << bytes.error().message;
+      if (bytes) m.output_hash = hash_bytes(m.output_hash, *bytes);
+    }
+    out[name] = m;
   }
   return out;
 }
@@ -126,8 +152,11 @@ void run_models(const Device& dev, std::map<std::string, Measured>& out) {
       ASSERT_TRUE(r) << r.error().message;
       const RunStats& st = model->last_stats();
       ASSERT_TRUE(st.has_profile);
-      out[std::string("fashion_mnist_") + (int8 ? "int8/" : "fp32/") + input] =
-          measure(st.device_cycles, st.merged_profile());
+      Measured m = measure(st.device_cycles, st.merged_profile());
+      m.output_hash = 14695981039346656037ull;
+      for (const auto& [out_name, array] : *r)
+        m.output_hash = hash_bytes(m.output_hash, array.data);
+      out[std::string("fashion_mnist_") + (int8 ? "int8/" : "fp32/") + input] = m;
     }
   }
 }
@@ -180,6 +209,37 @@ TEST(CycleHold, ModeledCyclesAndTimelinesAreUnchanged) {
   }
   for (const auto& [name, m] : got) {
     EXPECT_TRUE(want.count(name)) << name << ": run but has no expectation (re-record)";
+  }
+}
+
+// The device runs a job serially on the command processor's thread by default and on one
+// thread per engine with "engine_threads" (emu/device/device.cpp): both must give the same
+// cycles, timeline, statistics and output bytes for every job.
+TEST(CycleHold, SerialAndEngineThreadExecutionAgree) {
+  const fs::path config =
+      fs::temp_directory_path() / ("cycle_hold_threads_" + std::to_string(::getpid()) + ".json");
+  {
+    std::ofstream f(config);
+    f << R"({"engine_threads": true})";
+  }
+  auto serial = Device::open("emu:");
+  ASSERT_TRUE(serial) << serial.error().message;
+  auto threaded = Device::open("emu:" + config.string());
+  fs::remove(config);
+  ASSERT_TRUE(threaded) << threaded.error().message;
+  std::map<std::string, Measured> a = run_examples(*serial);
+  run_models(*serial, a);
+  std::map<std::string, Measured> b = run_examples(*threaded);
+  run_models(*threaded, b);
+  ASSERT_GE(a.size(), 10u);
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, x] : a) {
+    const Measured& y = b[name];
+    EXPECT_EQ(x.cycles, y.cycles) << name;
+    EXPECT_EQ(x.commands, y.commands) << name;
+    EXPECT_EQ(x.timeline_hash, y.timeline_hash) << name << ": timelines differ";
+    EXPECT_EQ(x.stats_hash, y.stats_hash) << name << ": statistics differ";
+    EXPECT_EQ(x.output_hash, y.output_hash) << name << ": outputs differ";
   }
 }
 

@@ -1,7 +1,10 @@
-// Device: the threaded device model. A command processor (running on the thread that calls
-// run()) dispatches the commands of a validated program, in order, through a lock-free ring
-// per engine to one thread per engine (DMA in, DMA out, matrix, vector);
-// engines synchronise through counting semaphores; SRAM is shared. Time is virtual: every
+// Device: the device model. A command processor (running on the thread that calls run())
+// dispatches the commands of a validated program, in order, to four engines (DMA in, DMA out,
+// matrix, vector) that synchronise through counting semaphores and share SRAM. On the host a
+// job runs either serially on run()'s thread, every command after the ones it waits for (the
+// default: no thread hand-offs), or on one thread per engine fed through lock-free rings
+// (DeviceConfig::engine_threads, and always under the synchronization checker); results,
+// cycles and timelines are the same either way. Time is virtual: every
 // command's start and end cycle follow from the timing model and the semaphore/fence edges
 // alone (docs/timing.md), so a job's cycle count never depends on host scheduling. On request
 // a job runs under the synchronization checker (emu/device/racecheck.h), which reports the
@@ -10,7 +13,8 @@
 // Threading: run() executes one job at a time (callers are serialised) and is the command
 // processor while it runs; reset() may be called from any thread (the kernel driver's
 // watchdog) and makes the running job stop promptly.
-// Lifetime: the engine threads live as long as the Device.
+// Lifetime: the engine threads start with the first job that needs them and live as long as
+// the Device.
 #pragma once
 
 #include <array>

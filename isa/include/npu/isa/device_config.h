@@ -54,6 +54,10 @@ struct DeviceConfig {
   /// Emulator: run every job under the synchronization checker, as if SUBMIT carried
   /// DRM_NPU_SUBMIT_RACECHECK (docs/racecheck.md; NPU_RACECHECK=1 sets it for "emu:" devices).
   bool racecheck = false;
+  /// Emulator: run each job's engines on threads of their own (one per engine) instead of in
+  /// causal order on the command processor's thread (docs/device-config.md; results and cycles
+  /// are the same; NPU_EMU_ENGINE_THREADS=1 sets it for "emu:" devices).
+  bool engine_threads = false;
   DmaConfig dma;
   MatrixConfig matrix;
   VectorConfig vector;
