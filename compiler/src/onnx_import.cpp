@@ -6,13 +6,12 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "import_steps.h"
 #include "npu/compiler/op_set.h"
+#include "npu/format/file.h"
 #include "onnx_proto.h"
 
 namespace npu::compiler {
@@ -251,13 +250,13 @@ Expected<Graph> import_onnx_bytes(std::string_view bytes, const ImportOptions& o
 }
 
 Expected<Graph> import_onnx(const std::string& path, const ImportOptions& options) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return make_error(ENOENT, path + ": cannot open the model file");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (!f && !f.eof()) return make_error(EIO, path + ": read error");
-  const std::string bytes = ss.str();
-  return import_onnx_bytes(bytes, options, path);
+  // Mapped, not read: a model's weights are most of its bytes (ResNet-50: 100 MB), and
+  // protobuf copies them once more anyway.
+  auto file = format::MappedFile::open(path);
+  if (!file) return file.error();  // "PATH: cannot open: No such file or directory"
+  const auto bytes = file->bytes();
+  return import_onnx_bytes(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), options, path);
 }
 
 }  // namespace npu::compiler

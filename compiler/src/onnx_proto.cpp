@@ -102,8 +102,11 @@ Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::stri
       return make_error(EINVAL, what + ": raw_data has " + std::to_string(p.raw_data().size()) +
                                     " bytes, expected " + std::to_string(nbytes));
     }
-    NpyArray t = NpyArray::zeros(*dtype, std::move(dims));
-    if (nbytes) std::memcpy(t.data.data(), p.raw_data().data(), nbytes);
+    NpyArray t;  // the bytes copied once, without zero-filling first
+    t.dtype = *dtype;
+    t.shape = std::move(dims);
+    const auto* raw = reinterpret_cast<const std::byte*>(p.raw_data().data());
+    t.data.assign(raw, raw + nbytes);
     if (t.dtype == DType::kBool) {  // any nonzero byte is true; the IR keeps bools 0/1
       for (std::byte& b : t.data) b = std::byte{b != std::byte{0}};
     }
@@ -235,7 +238,7 @@ void attr_to_proto(const std::string& key, const AttrValue& a, onnx::AttributePr
 }
 }  // namespace
 
-onnx::ModelProto export_onnx(const Graph& g) {
+onnx::ModelProto export_onnx(const Graph& g, size_t max_constant_bytes) {
   onnx::ModelProto m;
   m.set_ir_version(onnx::IR_VERSION);
   m.set_producer_name("npuc");
@@ -260,7 +263,14 @@ onnx::ModelProto export_onnx(const Graph& g) {
   }
   for (size_t id = 0; id < g.num_values(); ++id) {
     const Value& v = g.value(static_cast<ValueId>(id));
-    if (v.constant && used[id]) *graph->add_initializer() = tensor_to_proto(*v.constant, v.name);
+    if (!v.constant || !used[id]) continue;
+    if (v.constant->data.size() > max_constant_bytes && v.constant->dtype != DType::kInt64) {
+      auto* vi = graph->add_input();
+      vi->set_name(v.name);
+      *vi->mutable_type() = type_to_proto(v);
+      continue;
+    }
+    *graph->add_initializer() = tensor_to_proto(*v.constant, v.name);
   }
   for (const Node& n : g.nodes) {
     auto* p = graph->add_node();

@@ -35,8 +35,11 @@ Expected<void> type_from_proto(const onnx::TypeProto& type, const std::string& w
 /// A tensor TypeProto of v (shape left out when unknown).
 onnx::TypeProto type_to_proto(const Value& v);
 /// The graph as a ModelProto (constants as initializers, known types as value_info). Fused
-/// activations and placements are not represented.
-onnx::ModelProto export_onnx(const Graph& g);
+/// activations and placements are not represented. A constant of more than
+/// `max_constant_bytes` that is not int64 becomes a typed graph input without data: for shape
+/// inference, which reads the values of shape operands (small int64 tensors, scales) only,
+/// and would otherwise copy every weight (ResNet-50: 100 MB).
+onnx::ModelProto export_onnx(const Graph& g, size_t max_constant_bytes = SIZE_MAX);
 /// One line: newlines and runs of spaces collapsed, trailing period dropped.
 std::string one_line(std::string s);
 /// `e` prefixed with "SOURCE: ", control characters (from names in the model file) made '?'

@@ -2,9 +2,11 @@
 #include "npu/format/file.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -31,11 +33,13 @@ Expected<std::vector<std::byte>> read_file(const std::string& path) {
     ::close(fd);
     return make_error(EINVAL, path + ": not a regular file");
   }
-  std::vector<std::byte> bytes;
-  bytes.reserve(static_cast<size_t>(st.st_size));
-  std::byte buf[1 << 16];
+  // Read straight into the buffer (sized by fstat; a file that grows meanwhile is read to
+  // its end in steps).
+  std::vector<std::byte> bytes(static_cast<size_t>(st.st_size));
+  size_t have = 0;
   for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (have == bytes.size()) bytes.resize(std::max<size_t>(bytes.size() * 2, 1 << 16));
+    const ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
@@ -43,27 +47,36 @@ Expected<std::vector<std::byte>> read_file(const std::string& path) {
       return sys_error(e, path, "read failed");
     }
     if (n == 0) break;
-    bytes.insert(bytes.end(), buf, buf + n);
+    have += static_cast<size_t>(n);
   }
+  bytes.resize(have);
   ::close(fd);
   return bytes;
 }
 
 Expected<void> write_file(const std::string& path, std::span<const std::byte> bytes) {
+  const std::span<const std::byte> one[] = {bytes};
+  return write_file(path, one);
+}
+
+Expected<void> write_file(const std::string& path,
+                          std::span<const std::span<const std::byte>> pieces) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return sys_error(errno, path, "cannot create");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return sys_error(e, path, "write failed");
+  for (const std::span<const std::byte> bytes : pieces) {
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        return sys_error(e, path, "write failed");
+      }
+      done += static_cast<size_t>(n);
     }
-    done += static_cast<size_t>(n);
   }
   if (::close(fd) != 0) {
     const int e = errno;
@@ -76,6 +89,36 @@ Expected<void> write_file(const std::string& path, std::span<const std::byte> by
     return sys_error(e, path, "cannot rename into place");
   }
   return ok();
+}
+
+Expected<MappedFile> MappedFile::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return sys_error(errno, path, "cannot open");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return sys_error(e, path, "cannot stat");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return make_error(EINVAL, path + ": not a regular file");
+  }
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return MappedFile(nullptr, 0);
+  }
+  // MAP_POPULATE maps the whole file in one call instead of one page fault per page.
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  const int e = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) return sys_error(e, path, "cannot map");
+  return MappedFile(p, size);
+}
+
+MappedFile::~MappedFile() {
+  if (data_) ::munmap(data_, size_);
 }
 
 }  // namespace npu::format

@@ -90,22 +90,44 @@ void seal_package(std::span<std::byte> bytes) {
   put_le(bytes, header::kChecksum, 4, checksum_of(bytes));
 }
 
-std::vector<std::byte> assemble_package(std::string_view metadata_json,
-                                        std::span<const Section> sections, uint16_t version_minor) {
+namespace {
+
+/// A package file as pieces in file order: `head` (header, section table, padding up to the
+/// first section; checksum already stored) followed by the spans of `pieces` (section data,
+/// zero padding, metadata), which point into the caller's sections and text.
+struct PackagePieces {
+  std::vector<std::byte> head;
+  std::vector<std::span<const std::byte>> rest;
+  uint64_t size = 0;
+};
+
+PackagePieces package_pieces(std::string_view metadata_json, std::span<const Section> sections,
+                             uint16_t version_minor) {
+  static constexpr std::byte kPad[kSectionAlign] = {};
   const uint64_t table = header::kSize;
   uint64_t cursor = align_up(table + sections.size() * section_entry::kEntrySize, kSectionAlign);
+  PackagePieces p;
+  p.head.resize(cursor);
   std::vector<uint64_t> offsets;
   for (const Section& s : sections) {
     offsets.push_back(cursor);
-    cursor = align_up(cursor + s.data.size(), kSectionAlign);
+    if (!s.data.empty()) p.rest.emplace_back(s.data);
+    const uint64_t next = align_up(cursor + s.data.size(), kSectionAlign);
+    if (next > cursor + s.data.size())
+      p.rest.emplace_back(kPad, static_cast<size_t>(next - cursor - s.data.size()));
+    cursor = next;
   }
   const uint64_t meta = cursor;
-  std::vector<std::byte> out(meta + metadata_json.size());
+  if (!metadata_json.empty())
+    p.rest.emplace_back(reinterpret_cast<const std::byte*>(metadata_json.data()),
+                        metadata_json.size());
+  p.size = meta + metadata_json.size();
+  std::vector<std::byte>& out = p.head;
   std::memcpy(out.data() + header::kMagic, kPackageMagic, 4);
   put_le(out, header::kVersionMajor, 2, kPackageVersionMajor);
   put_le(out, header::kVersionMinor, 2, version_minor);
   put_le(out, header::kHeaderSize, 4, header::kSize);
-  put_le(out, header::kFileSize, 8, out.size());
+  put_le(out, header::kFileSize, 8, p.size);
   put_le(out, header::kMetadataOffset, 8, meta);
   put_le(out, header::kMetadataSize, 8, metadata_json.size());
   put_le(out, header::kSectionTableOffset, 8, table);
@@ -117,14 +139,24 @@ std::vector<std::byte> assemble_package(std::string_view metadata_json,
     put_le(out, e + section_entry::kSize, 8, sections[i].data.size());
     std::memcpy(out.data() + e + section_entry::kName, sections[i].name.data(),
                 std::min(sections[i].name.size(), section_entry::kNameSize));
-    if (!sections[i].data.empty()) {
-      std::memcpy(out.data() + offsets[i], sections[i].data.data(), sections[i].data.size());
-    }
   }
-  if (!metadata_json.empty()) {
-    std::memcpy(out.data() + meta, metadata_json.data(), metadata_json.size());
-  }
-  seal_package(out);
+  // The checksum covers the whole file with its own field read as zero (checksum_of()); the
+  // field is still zero here.
+  uint32_t crc = crc32(out);
+  for (const auto piece : p.rest) crc = crc32(piece, crc);
+  put_le(out, header::kChecksum, 4, crc);
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::byte> assemble_package(std::string_view metadata_json,
+                                        std::span<const Section> sections, uint16_t version_minor) {
+  const PackagePieces p = package_pieces(metadata_json, sections, version_minor);
+  std::vector<std::byte> out;
+  out.reserve(p.size);
+  out.insert(out.end(), p.head.begin(), p.head.end());
+  for (const auto piece : p.rest) out.insert(out.end(), piece.begin(), piece.end());
   return out;
 }
 
@@ -135,7 +167,12 @@ Expected<std::vector<std::byte>> serialize_package(const Package& p) {
 
 Expected<void> write_package(const std::string& path, const Package& p) {
   NPU_TRY(validate_package(p, path));
-  return write_file(path, assemble_package(metadata_to_json(p.metadata), p.sections));
+  // Written piece by piece from the sections: no second copy of the constants.
+  const std::string metadata = metadata_to_json(p.metadata);
+  const PackagePieces pieces = package_pieces(metadata, p.sections, kPackageVersionMinor);
+  std::vector<std::span<const std::byte>> all{pieces.head};
+  all.insert(all.end(), pieces.rest.begin(), pieces.rest.end());
+  return write_file(path, all);
 }
 
 Expected<Package> read_package(const std::string& path, const isa::DeviceConfig* device) {

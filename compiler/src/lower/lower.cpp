@@ -39,6 +39,13 @@ void mark_typed_values(Lowering& L, const Partition& p) {
 std::variant<format::Package, LowerError> lower(const Graph& g, const Partition& p,
                                                 const LowerOptions& o) {
   Lowering L(g, o);
+  // The constants buffer holds about the graph's constants (relaid out, sometimes narrowed):
+  // reserve that much plus alignment, so it is not regrown (and recopied) as it fills.
+  size_t constant_bytes = 0;
+  for (size_t id = 0; id < g.num_values(); ++id)
+    if (const NpyArray* c = g.constant(static_cast<ValueId>(id)))
+      constant_bytes += c->data.size() + 64;
+  L.constants.reserve(constant_bytes + (size_t{1} << 20));
   PackageBuilder pb(g);
   const Liveness live(g, p);
   mark_typed_values(L, p);

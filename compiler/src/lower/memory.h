@@ -30,6 +30,8 @@ class ConstantBuffer {
  public:
   /// Appends `bytes` (64-byte aligned) and returns its device VA; identical blobs are shared.
   uint64_t add(std::span<const std::byte> bytes);
+  /// Room for `bytes` in total, so appending copies each constant once (no regrowth).
+  void reserve(size_t bytes) { bytes_.reserve(bytes); }
   size_t size() const { return bytes_.size(); }
   /// The contents, moved out when the package is written.
   std::vector<std::byte> take() { return std::move(bytes_); }

@@ -18,12 +18,17 @@ namespace npu::compiler {
 
 namespace {
 
+/// Constants up to this size keep their values for shape inference (shape operands are a few
+/// int64 or float values; int64 tensors always keep them).
+constexpr size_t kShapeOperandBytes = 4096;
+
 class InferShapesPass final : public Pass {
  public:
   std::string_view name() const override { return "infer-shapes"; }
 
   Expected<bool> run(Graph& g) override {
-    onnx::ModelProto m = detail::export_onnx(g);
+    // Large non-int64 constants go as typed inputs without their data (export_onnx()).
+    onnx::ModelProto m = detail::export_onnx(g, kShapeOperandBytes);
     try {
       onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/0,
                                           /*data_prop=*/true);
