@@ -69,6 +69,16 @@ class PackedF32 {
 inline constexpr size_t kGemmMB = 96;   // rows of A per block (multiple of every mr)
 inline constexpr size_t kGemmKC = 384;  // K chunk kept hot in cache (fp32)
 
+/// Rows per block of an m-row GEMM with row tile mr: kGemmMB (at most m rounded up to mr), or,
+/// for a shared GEMM, fewer so that there are about four blocks to hand out (the late layers of
+/// a CNN have m = 49 or 196 rows). A row's result does not depend on its block.
+inline size_t gemm_block_rows(size_t m, size_t mr, bool split) {
+  const size_t mb = std::min(kGemmMB, (m + mr - 1) / mr * mr);
+  if (!split || m == 0) return mb;
+  const size_t quarter = ((m + 3) / 4 + mr - 1) / mr * mr;
+  return std::clamp(quarter, mr, mb);
+}
+
 /// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A;
 /// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
 /// `split`: fill and epi may run concurrently on two threads for different blocks (no block
@@ -78,7 +88,7 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
   const F32Kernel& kr = b.kernel();
   const size_t k = b.k();
   const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
+  const size_t mb = gemm_block_rows(m, kr.mr, split);
   const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
   parallel_for(blocks, split, [&](Claims& claims) {
     // Scratch of this thread; every element read is written first (fill, padding, kernel).
@@ -155,7 +165,7 @@ void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi,
   const Q8Kernel& kr = b.kernel();
   const size_t k = b.k(), kp = b.kp(), n = b.n();
   const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
+  const size_t mb = gemm_block_rows(m, kr.mr, split);
   const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
   const int64_t azp = a_zp;
   const int64_t kk = static_cast<int64_t>(k);

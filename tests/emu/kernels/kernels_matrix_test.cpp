@@ -651,6 +651,7 @@ const ConvCase kSplitConvCases[] = {
     {28, 28, 96, 80, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},  // pointwise: direct rows
     {24, 24, 32, 48, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},  // grouped, 2M MACs per group
     {33, 31, 16, 24, 3, 3, 1, 2, 2, 2, 2, 1, 1, 1, 1},  // stride and dilation
+    {7, 7, 256, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // 49 rows: blocks under kGemmMB
 };
 
 TEST(SplitGemm, ConvBitExactWithSerial) {
