@@ -110,7 +110,7 @@ void BM_Matmul(benchmark::State& state, uint8_t t, uint32_t N) {
   fill_random(sram, c.a_addr, N * N * es, t);
   fill_random(sram, c.b_addr, N * N * es, t);
   if (!npu::isa::dtype_is_float(t)) set_qparams(sram, c.chan_addr, N, N);
-  run(state, cmd, sram, double{N} * N * N);
+  run(state, cmd, sram, static_cast<double>(N) * N * N);
 }
 
 void BM_Matmul256(benchmark::State& state, uint8_t t) {
