@@ -128,10 +128,14 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
     return;
   }
 
-  // fp32 weights are packed straight from SRAM; half ones are widened once first.
+  // fp32 weights are packed straight from SRAM, unless a later group's weights could be
+  // overwritten by an earlier group's output; half ones are widened once first.
   std::vector<float> w_wide;
   const std::byte* w = sram.data() + c.w_addr;
-  if (c.w_dtype != NPU_DTYPE_FP32) {
+  const uint64_t w_bytes = static_cast<uint64_t>(g.oc) * k * sizeof(float);
+  const uint64_t out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * oes;
+  if (c.w_dtype != NPU_DTYPE_FP32 ||
+      (g.groups > 1 && ranges_overlap(c.w_addr, w_bytes, c.out_addr, out_bytes))) {
     w_wide = read_float_array(sram, c.w_dtype, c.w_addr, static_cast<size_t>(g.oc) * k);
     w = reinterpret_cast<const std::byte*>(w_wide.data());
   }
