@@ -43,8 +43,15 @@ constexpr size_t next_of(uint64_t w) {
 
 std::atomic<uint64_t>& threshold() {
   static std::atomic<uint64_t> t{[] {
-    const char* env = std::getenv("NPU_EMU_THREADS");
-    return env != nullptr && std::string_view(env) == "1" ? UINT64_MAX : kSplitMacs;
+    const char* threads = std::getenv("NPU_EMU_THREADS");
+    if (threads != nullptr && std::string_view(threads) == "1") return UINT64_MAX;
+    const char* macs = std::getenv("NPU_EMU_SPLIT_MACS");  // tests: 0 splits every GEMM
+    if (macs != nullptr && *macs != '\0') {
+      char* end = nullptr;
+      const unsigned long long v = std::strtoull(macs, &end, 10);
+      if (*end == '\0') return static_cast<uint64_t>(v);
+    }
+    return kSplitMacs;
   }()};
   return t;
 }

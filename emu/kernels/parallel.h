@@ -28,7 +28,8 @@ namespace npu::emu::kern {
 inline constexpr uint64_t kSplitMacs = uint64_t{1} << 21;
 
 /// Sets the threshold (0: split every GEMM of two or more blocks; UINT64_MAX: never split).
-/// For tests and benchmarks; NPU_EMU_THREADS=1 in the environment starts it at UINT64_MAX.
+/// For tests and benchmarks. The environment sets the start value: NPU_EMU_THREADS=1 gives
+/// UINT64_MAX, NPU_EMU_SPLIT_MACS=<n> gives n (0 to exercise the split through whole runs).
 void set_split_threshold(uint64_t macs);
 uint64_t split_threshold();
 
