@@ -15,6 +15,7 @@
 #include "parallel.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
@@ -27,6 +28,9 @@ namespace npu::emu::kern {
 namespace {
 
 constexpr size_t kMaxChunks = 0xFFFF;
+
+/// How long a caller polls for the worker's last chunks before it parks (about a chunk).
+constexpr std::chrono::microseconds kPollBudget{200};
 
 constexpr uint64_t pack(uint32_t gen, size_t chunks, size_t next) {
   return uint64_t{gen} << 32 | uint64_t{chunks} << 16 | uint64_t{next};
@@ -158,13 +162,31 @@ class Worker {
     const size_t total =
         next_of(word_.exchange(pack(gen, chunks, chunks), std::memory_order_acq_rel));
     const auto theirs = static_cast<uint32_t>(total - mine.claimed_);
-    if (theirs != 0)
-      spin_then_wait(done_, [&] { return done_.load(std::memory_order_acquire) == theirs; });
+    if (theirs != 0) wait_done(theirs);
     busy_.store(false, std::memory_order_release);
   }
 
  private:
   Worker() : thread_([this] { loop(); }) {}
+
+  /// Waits until the worker reported `count` chunks done. The wait is for at most the rest of
+  /// one chunk the worker is running, so it polls without yielding the CPU (a yield on a busy
+  /// machine hands the CPU to another process for a whole time slice) for a while, then parks.
+  void wait_done(uint32_t count) {
+    const auto ready = [&] { return done_.load(std::memory_order_acquire) == count; };
+    const auto deadline = std::chrono::steady_clock::now() + kPollBudget;
+    do {
+      for (int i = 0; i < 64; ++i) {
+        if (ready()) return;
+        cpu_relax();
+      }
+    } while (std::chrono::steady_clock::now() < deadline);
+    for (;;) {
+      const uint32_t seen = done_.load(std::memory_order_acquire);
+      if (seen == count) return;
+      done_.wait(seen, std::memory_order_acquire);
+    }
+  }
 
   void loop() {
     uint32_t seen = 0;
