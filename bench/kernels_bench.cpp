@@ -1,8 +1,12 @@
 // Engine-kernel throughput: 3x3 conv 56x56x64->64 (int8, fp32, fp16) and a 256^3 matmul
-// (int8, fp32, fp16), each on every ISA level of the tile kernels; reports GMAC/s. Run:
+// (int8, fp32, fp16), each on every ISA level of the tile kernels, one thread (split:0) and
+// shared with the worker thread (split:1, emu/kernels/parallel.h); square fp32/int8 matmuls
+// of growing size, split:0 against split:2 (every size shared), for the split threshold.
+// Reports GMAC/s over wall time. Run:
 //   ./bench_kernels [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -13,6 +17,7 @@
 #include "npu/isa/dtype.h"
 #include "npu/isa/half.h"
 #include "npu/ref/scalar.h"
+#include "parallel.h"
 
 namespace {
 
@@ -44,15 +49,25 @@ void set_qparams(std::vector<std::byte>& sram, size_t addr, size_t n, size_t k) 
   }
 }
 
+/// range(0): the ISA; range(1): 0 one thread, 1 the default split threshold, 2 split always.
 void run(benchmark::State& state, const npu_cmd& cmd, std::vector<std::byte>& sram, double macs) {
-  npu::emu::kern::set_kernel_isa(static_cast<Isa>(state.range(0)));
+  namespace kern = npu::emu::kern;
+  kern::set_kernel_isa(static_cast<Isa>(state.range(0)));
+  const int64_t split = state.range(1);
+  kern::set_split_threshold(split == 0 ? UINT64_MAX : split == 1 ? kern::kSplitMacs : 0);
+  const uint64_t worker_before = kern::worker_chunks();
   for (auto _ : state) {
     npu::emu::run_matrix(cmd, sram);
     benchmark::ClobberMemory();
   }
   state.counters["GMAC/s"] = benchmark::Counter(
       macs * static_cast<double>(state.iterations()) / 1e9, benchmark::Counter::kIsRate);
-  npu::emu::kern::set_kernel_isa(Isa::Auto);
+  // Blocks the worker ran per command (0: the caller did everything).
+  state.counters["worker_blocks"] =
+      static_cast<double>(kern::worker_chunks() - worker_before) /
+      static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+  kern::set_kernel_isa(Isa::Auto);
+  kern::set_split_threshold(kern::kSplitMacs);
 }
 
 void BM_Conv3x3(benchmark::State& state, uint8_t t) {
@@ -80,8 +95,7 @@ void BM_Conv3x3(benchmark::State& state, uint8_t t) {
   run(state, cmd, sram, double{H} * W * O * 9 * C);
 }
 
-void BM_Matmul256(benchmark::State& state, uint8_t t) {
-  constexpr uint32_t N = 256;
+void BM_Matmul(benchmark::State& state, uint8_t t, uint32_t N) {
   const size_t es = npu::isa::dtype_size(t);
   std::vector<std::byte> sram(size_t{8} << 20);
   npu_cmd cmd;
@@ -96,13 +110,30 @@ void BM_Matmul256(benchmark::State& state, uint8_t t) {
   fill_random(sram, c.a_addr, N * N * es, t);
   fill_random(sram, c.b_addr, N * N * es, t);
   if (!npu::isa::dtype_is_float(t)) set_qparams(sram, c.chan_addr, N, N);
-  run(state, cmd, sram, double{N} * N * N);
+  run(state, cmd, sram, static_cast<double>(N) * N * N);
+}
+
+void BM_Matmul256(benchmark::State& state, uint8_t t) {
+  BM_Matmul(state, t, 256);
+}
+
+/// range(2): N of an N^3 matmul.
+void BM_MatmulN(benchmark::State& state, uint8_t t) {
+  BM_Matmul(state, t, static_cast<uint32_t>(state.range(2)));
 }
 
 void isa_args(benchmark::internal::Benchmark* b) {
-  b->ArgName("isa");
-  for (Isa i : {Isa::Portable, Isa::Avx2, Isa::Avx512}) b->Arg(static_cast<int64_t>(i));
-  b->Unit(benchmark::kMicrosecond);
+  b->ArgNames({"isa", "split"});
+  for (Isa i : {Isa::Portable, Isa::Avx2, Isa::Avx512})
+    for (int64_t split : {0, 1}) b->Args({static_cast<int64_t>(i), split});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();  // two threads: wall time is what counts
+}
+
+void size_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"isa", "split", "n"});
+  for (int64_t n : {112, 128, 160, 192, 224})
+    for (int64_t split : {0, 2}) b->Args({static_cast<int64_t>(Isa::Auto), split, n});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 
 BENCHMARK_CAPTURE(BM_Conv3x3, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
@@ -111,6 +142,8 @@ BENCHMARK_CAPTURE(BM_Conv3x3, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_MatmulN, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(size_args);
+BENCHMARK_CAPTURE(BM_MatmulN, int8, uint8_t{NPU_DTYPE_INT8})->Apply(size_args);
 
 }  // namespace
 

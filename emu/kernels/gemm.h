@@ -3,7 +3,9 @@
 // `nr` columns; A is produced block by block (MB rows) by a caller-supplied fill function
 // (im2col, or a row copy), and each finished block of C goes to a caller-supplied epilogue.
 // The inner tile kernels are chosen once at run time by CPU features (AVX-512 / AVX2 /
-// portable); see gemm_f32.cpp and gemm_q8.cpp.
+// portable); see gemm_f32.cpp and gemm_q8.cpp. With `split`, the blocks of rows are shared
+// with the process's worker thread (parallel.h); each block is computed the same either way,
+// so the result does not depend on which thread ran it.
 //
 // Quantized GEMM works in a fixed domain: A as uint8 (int8 inputs are offset by +128), B as
 // int8 (uint8 weights are offset by -128), zero points moved along, so that the exact
@@ -13,6 +15,7 @@
 #pragma once
 
 #include "cancel.h"
+#include "parallel.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -47,46 +50,68 @@ const F32Kernel& f32_kernel();
 /// B rows (n x k floats, row stride ldb) packed into zero-padded panels [n/nr][k][nr].
 class PackedF32 {
  public:
-  PackedF32(const float* b, size_t ldb, size_t n, size_t k);
+  PackedF32(const float* b, size_t ldb, size_t n, size_t k)
+      : PackedF32(reinterpret_cast<const std::byte*>(b), ldb, n, k) {}
+  /// B as fp32 at any byte address (an SRAM tile: no alignment needed).
+  PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k);
   size_t n() const { return n_; }
   size_t k() const { return k_; }
   size_t panels() const { return panels_; }
-  const float* panel(size_t p) const { return data_.data() + p * k_ * kern_->nr; }
+  const float* panel(size_t p) const { return data_.get() + p * k_ * kern_->nr; }
   const F32Kernel& kernel() const { return *kern_; }
 
  private:
   const F32Kernel* kern_;
   size_t n_, k_, panels_;
-  std::vector<float> data_;
+  std::unique_ptr<float[]> data_;
 };
 
 inline constexpr size_t kGemmMB = 96;   // rows of A per block (multiple of every mr)
 inline constexpr size_t kGemmKC = 384;  // K chunk kept hot in cache (fp32)
 
+/// Rows per block of an m-row GEMM with row tile mr: kGemmMB (at most m rounded up to mr), or,
+/// for a shared GEMM, fewer so that there are about four blocks to hand out (the late layers of
+/// a CNN have m = 49 or 196 rows). A row's result does not depend on its block.
+inline size_t gemm_block_rows(size_t m, size_t mr, bool split) {
+  const size_t mb = std::min(kGemmMB, (m + mr - 1) / mr * mr);
+  if (!split || m == 0) return mb;
+  const size_t quarter = ((m + 3) / 4 + mr - 1) / mr * mr;
+  return std::clamp(quarter, mr, mb);
+}
+
 /// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A;
 /// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
+/// `split`: fill and epi may run concurrently on two threads for different blocks (no block
+/// writes what another reads), and the GEMM is large enough to share (worth_splitting).
 template <class Fill, class Epi>
-void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi) {
+void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split = false) {
   const F32Kernel& kr = b.kernel();
   const size_t k = b.k();
   const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
-  std::vector<float> a(mb * k);
-  std::vector<float> c(mb * ldc);
-  for (size_t m0 = 0; m0 < m && !cancelled(); m0 += mb) {
-    const size_t rows = std::min(mb, m - m0);
-    const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-    fill(m0, rows, a.data(), k);
-    if (rows_pad > rows) std::fill(a.begin() + rows * k, a.begin() + rows_pad * k, 0.0f);
-    if (k == 0) std::fill(c.begin(), c.end(), 0.0f);
-    for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
-      const size_t kc = std::min(kGemmKC, k - k0);
-      for (size_t p = 0; p < b.panels(); ++p)
-        kr.block(a.data() + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.data() + p * kr.nr, ldc,
-                 k0 != 0);
+  const size_t mb = gemm_block_rows(m, kr.mr, split);
+  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
+  parallel_for(blocks, split, [&](Claims& claims) {
+    // Scratch of this thread; every element read is written first (fill, padding, kernel).
+    const auto a = std::make_unique_for_overwrite<float[]>(mb * k);
+    const auto c = std::make_unique_for_overwrite<float[]>(mb * ldc);
+    for (size_t first = 0, last = 0; claims.next(first, last);) {
+      for (size_t blk = first; blk < last; ++blk) {
+        const size_t m0 = blk * mb;
+        const size_t rows = std::min(mb, m - m0);
+        const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+        fill(m0, rows, a.get(), k);
+        if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
+        if (k == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
+        for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
+          const size_t kc = std::min(kGemmKC, k - k0);
+          for (size_t p = 0; p < b.panels(); ++p)
+            kr.block(a.get() + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr,
+                     ldc, k0 != 0);
+        }
+        epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+      }
     }
-    epi(m0, rows, static_cast<const float*>(c.data()), ldc);
-  }
+  });
 }
 
 // ----------------------------------------------------------------------------------- int8
@@ -133,51 +158,60 @@ class PackedQ8 {
 /// epi(m0, rows, const int64_t* acc, size_t ldacc) consumes the exact
 /// sum((a - a_zp) * (b - b_zp[n])) of rows x n outputs. Needs |a_zp| <= 2^8, |b_zp| <= 2^24,
 /// k <= 2^28 (then every int64 term is below 2^61).
+/// `split` as for gemm_f32.
 template <class Fill, class Epi>
-void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi) {
+void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi,
+             bool split = false) {
   const Q8Kernel& kr = b.kernel();
   const size_t k = b.k(), kp = b.kp(), n = b.n();
   const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = std::min(kGemmMB, (m + kr.mr - 1) / kr.mr * kr.mr);
-  std::vector<uint8_t> a(mb * kp);
-  std::vector<int32_t> c(mb * ldc);
-  std::vector<int64_t> acc(mb * n);
-  std::vector<int64_t> rowsum(mb);
+  const size_t mb = gemm_block_rows(m, kr.mr, split);
+  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
   const int64_t azp = a_zp;
   const int64_t kk = static_cast<int64_t>(k);
-  for (size_t m0 = 0; m0 < m && !cancelled(); m0 += mb) {
-    const size_t rows = std::min(mb, m - m0);
-    const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-    fill(m0, rows, a.data(), kp);
-    for (size_t r = 0; r < rows; ++r) {
-      uint8_t* row = a.data() + r * kp;
-      std::fill(row + k, row + kp, uint8_t{0});
-      int64_t s = 0;
-      for (size_t i = 0; i < k; ++i) s += row[i];
-      rowsum[r] = s;
-    }
-    if (rows_pad > rows) std::fill(a.begin() + rows * kp, a.begin() + rows_pad * kp, uint8_t{0});
-    std::fill(acc.begin(), acc.begin() + rows * n, int64_t{0});
-    for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
-      const size_t kc = std::min(kQ8MaxKC, kp - k0);
-      for (size_t p = 0; p < b.panels(); ++p)
-        kr.block(a.data(), kp, rows_pad, b.panel(p), k0, kc, c.data() + p * kr.nr, ldc);
-      for (size_t r = 0; r < rows; ++r) {
-        const int32_t* cr = c.data() + r * ldc;
-        int64_t* ar = acc.data() + r * n;
-        for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
+  parallel_for(blocks, split, [&](Claims& claims) {
+    // Scratch of this thread; every element read is written first.
+    const auto a = std::make_unique_for_overwrite<uint8_t[]>(mb * kp);
+    const auto c = std::make_unique_for_overwrite<int32_t[]>(mb * ldc);
+    const auto acc = std::make_unique_for_overwrite<int64_t[]>(mb * n);
+    const auto rowsum = std::make_unique_for_overwrite<int64_t[]>(mb);
+    for (size_t first = 0, last = 0; claims.next(first, last);) {
+      for (size_t blk = first; blk < last; ++blk) {
+        const size_t m0 = blk * mb;
+        const size_t rows = std::min(mb, m - m0);
+        const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+        fill(m0, rows, a.get(), kp);
+        for (size_t r = 0; r < rows; ++r) {
+          uint8_t* row = a.get() + r * kp;
+          std::fill(row + k, row + kp, uint8_t{0});
+          int64_t s = 0;
+          for (size_t i = 0; i < k; ++i) s += row[i];
+          rowsum[r] = s;
+        }
+        if (rows_pad > rows) std::fill(a.get() + rows * kp, a.get() + rows_pad * kp, uint8_t{0});
+        std::fill(acc.get(), acc.get() + rows * n, int64_t{0});
+        for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
+          const size_t kc = std::min(kQ8MaxKC, kp - k0);
+          for (size_t p = 0; p < b.panels(); ++p)
+            kr.block(a.get(), kp, rows_pad, b.panel(p), k0, kc, c.get() + p * kr.nr, ldc);
+          for (size_t r = 0; r < rows; ++r) {
+            const int32_t* cr = c.get() + r * ldc;
+            int64_t* ar = acc.get() + r * n;
+            for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
+          }
+        }
+        for (size_t r = 0; r < rows; ++r) {
+          int64_t* ar = acc.get() + r * n;
+          const int64_t rs = rowsum[r];
+          for (size_t j = 0; j < n; ++j) {
+            const int64_t bz = b.zp(j);
+            ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
+          }
+        }
+        epi(m0, rows, static_cast<const int64_t*>(acc.get()), n);
       }
     }
-    for (size_t r = 0; r < rows; ++r) {
-      int64_t* ar = acc.data() + r * n;
-      const int64_t rs = rowsum[r];
-      for (size_t j = 0; j < n; ++j) {
-        const int64_t bz = b.zp(j);
-        ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
-      }
-    }
-    epi(m0, rows, static_cast<const int64_t*>(acc.data()), n);
-  }
+  });
 }
 
 }  // namespace npu::emu::kern

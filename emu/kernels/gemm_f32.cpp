@@ -1,6 +1,7 @@
 // fp32 GEMM tile kernels: broadcast-A x panel-B register tiles written with GCC vector
 // extensions, instantiated per ISA (AVX-512: 8x32, AVX2+FMA: 6x16, baseline SSE2: 4x8).
 // This file is compiled with -ffp-contract=fast so that c += a * b becomes an FMA.
+#include <algorithm>
 #include <cstring>
 
 #include "gemm.h"
@@ -91,19 +92,27 @@ const F32Kernel& f32_kernel() {
   }
 }
 
-PackedF32::PackedF32(const float* b, size_t ldb, size_t n, size_t k)
+PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
     : kern_(&f32_kernel()),
       n_(n),
       k_(k),
       panels_((n + kern_->nr - 1) / kern_->nr),
-      data_(panels_ * k * kern_->nr, 0.0f) {
+      data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {
+  // Transposed in tiles of kTile k-steps x nr columns: one cache line of each B row in, a
+  // few KiB out, so neither side streams through the cache with a large stride.
+  constexpr size_t kTile = 16;
   const size_t nr = kern_->nr;
   for (size_t p = 0; p < panels_; ++p) {
-    float* out = data_.data() + p * k * nr;
+    float* out = data_.get() + p * k * nr;
     const size_t nvalid = std::min(nr, n - p * nr);
-    for (size_t j = 0; j < nvalid; ++j) {
-      const float* row = b + (p * nr + j) * ldb;
-      for (size_t kk = 0; kk < k; ++kk) out[kk * nr + j] = row[kk];
+    if (nvalid < nr) std::fill(out, out + k * nr, 0.0f);  // the padding columns
+    for (size_t k0 = 0; k0 < k; k0 += kTile) {
+      const size_t kc = std::min(kTile, k - k0);
+      for (size_t j = 0; j < nvalid; ++j) {
+        const std::byte* row = b + ((p * nr + j) * ldb + k0) * sizeof(float);
+        for (size_t t = 0; t < kc; ++t)
+          std::memcpy(out + (k0 + t) * nr + j, row + t * sizeof(float), sizeof(float));
+      }
     }
   }
 }

@@ -6,6 +6,7 @@
 //    dtype range, huge K): a direct loop in wrapping 64-bit arithmetic.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "cancel.h"
@@ -26,6 +27,15 @@ struct Geo {
     return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == ih && ow == iw;
   }
 };
+
+/// Whether one group's GEMM may be shared with the worker (parallel.h): large enough, and the
+/// output does not overlap the input (an in-place convolution keeps its serial order).
+bool splittable(const npu_cmd_conv2d& c, const Geo& g, size_t in_esize, size_t out_esize) {
+  const auto in_bytes = static_cast<uint64_t>(g.ih * g.iw * g.ic) * in_esize;
+  const auto out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * out_esize;
+  return worth_splitting(g.m(), static_cast<uint64_t>(g.cout_g), g.k()) &&
+         !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes);
+}
 
 Geo geometry(const npu_cmd_conv2d& c) {
   Geo g{};
@@ -86,8 +96,6 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   const uint8_t odt = c.out_dtype;
   const size_t oes = isa::dtype_size(odt);
   const size_t k = g.k();
-  const std::vector<float> w =
-      read_float_array(sram, c.w_dtype, c.w_addr, static_cast<size_t>(g.oc) * k);
   std::vector<float> bias;
   if ((c.hdr.flags & NPU_MM_FLAG_BIAS) != 0)
     bias = read_array<float>(sram, c.chan_addr, static_cast<size_t>(g.oc));
@@ -96,6 +104,7 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   if (g.depthwise() && g.cin_g == 1) {
     // wt[tap][c] so that the channel loop is unit-stride.
     const size_t taps = static_cast<size_t>(g.kh * g.kw), ch = static_cast<size_t>(g.oc);
+    const std::vector<float> w = read_float_array(sram, c.w_dtype, c.w_addr, ch * taps);
     std::vector<float> wt(taps * ch), acc(ch);
     for (size_t ci = 0; ci < ch; ++ci)
       for (size_t t = 0; t < taps; ++t) wt[t * ch + ci] = w[ci * taps + t];
@@ -119,9 +128,21 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
     return;
   }
 
+  // fp32 weights are packed straight from SRAM, unless a later group's weights could be
+  // overwritten by an earlier group's output; half ones are widened once first.
+  std::vector<float> w_wide;
+  const std::byte* w = sram.data() + c.w_addr;
+  const uint64_t w_bytes = static_cast<uint64_t>(g.oc) * k * sizeof(float);
+  const uint64_t out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * oes;
+  if (c.w_dtype != NPU_DTYPE_FP32 ||
+      (g.groups > 1 && ranges_overlap(c.w_addr, w_bytes, c.out_addr, out_bytes))) {
+    w_wide = read_float_array(sram, c.w_dtype, c.w_addr, static_cast<size_t>(g.oc) * k);
+    w = reinterpret_cast<const std::byte*>(w_wide.data());
+  }
   const bool direct_rows = g.pointwise() && g.groups == 1;
+  const bool split = splittable(c, g, isa::dtype_size(c.in_dtype), oes);
   for (int64_t grp = 0; grp < g.groups; ++grp) {
-    const PackedF32 packed(w.data() + static_cast<size_t>(grp * g.cout_g) * k, k,
+    const PackedF32 packed(w + static_cast<size_t>(grp * g.cout_g) * k * sizeof(float), k,
                            static_cast<size_t>(g.cout_g), k);
     const float* gbias = bias.empty() ? nullptr : bias.data() + grp * g.cout_g;
     auto fill = [&](size_t m0, size_t rows, float* dst, size_t lda) {
@@ -147,11 +168,14 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
         }
       }
     };
-    gemm_f32(packed, g.m(), fill, [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
-      for (size_t r = 0; r < rows; ++r)
-        store_float_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * oes, odt, acc + r * ldc, gbias,
-                        lo, hi, static_cast<size_t>(g.cout_g));
-    });
+    gemm_f32(
+        packed, g.m(), fill,
+        [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+          for (size_t r = 0; r < rows; ++r)
+            store_float_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * oes, odt, acc + r * ldc,
+                            gbias, lo, hi, static_cast<size_t>(g.cout_g));
+        },
+        split);
   }
 }
 
@@ -261,7 +285,7 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
 
   // Weights into the int8 domain.
   const size_t wn = static_cast<size_t>(g.oc) * k;
-  std::vector<int8_t> w(wn);
+  const auto w = std::make_unique_for_overwrite<int8_t[]>(wn);  // every element written below
   const auto* wsrc = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
   const uint8_t wflip = c.w_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
   for (size_t i = 0; i < wn; ++i) w[i] = static_cast<int8_t>(wsrc[i] ^ wflip);
@@ -272,10 +296,11 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
   std::byte* out = sram.data() + c.out_addr;
   const size_t out_esize = isa::dtype_size(qo.dtype);
   const bool direct_rows = g.pointwise() && g.groups == 1;
+  const bool split = splittable(c, g, 1, out_esize);
 
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     const size_t n0 = static_cast<size_t>(grp * g.cout_g);
-    const PackedQ8 packed(w.data() + n0 * k, k, static_cast<size_t>(g.cout_g), k,
+    const PackedQ8 packed(w.get() + n0 * k, k, static_cast<size_t>(g.cout_g), k,
                           std::span<const int32_t>(bzp).subspan(n0, static_cast<size_t>(g.cout_g)));
     auto fill = [&](size_t m0, size_t rows, uint8_t* dst, size_t lda) {
       if (direct_rows) {
@@ -293,12 +318,14 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
           },
           [apad](uint8_t* d, size_t n) { std::memset(d, apad, n); });
     };
-    gemm_q8(packed, g.m(), static_cast<int32_t>(azp), fill,
-            [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
-              for (size_t r = 0; r < rows; ++r)
-                qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
-                             acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
-            });
+    gemm_q8(
+        packed, g.m(), static_cast<int32_t>(azp), fill,
+        [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
+          for (size_t r = 0; r < rows; ++r)
+            qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
+                         acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
+        },
+        split);
   }
 }
 

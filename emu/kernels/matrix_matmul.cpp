@@ -43,13 +43,17 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride} * bes;
     std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
     if (!packed || c.b_batch_stride != 0) {
-      const std::vector<float> rows =
-          bdt == NPU_DTYPE_FP32
-              ? b_rows<float>(c, b, 4, [](const std::byte* p) { return ld<float>(p); })
-              : b_rows<float>(c, b, 2, [bdt](const std::byte* p) {
-                  return isa::half_to_fp32(bdt, ld<uint16_t>(p));
-                });
-      packed.emplace(rows.data(), k, n, k);
+      if (bdt == NPU_DTYPE_FP32 && (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
+        packed.emplace(b, k, n, k);  // already rows [n][k]: packed straight from SRAM
+      } else {
+        const std::vector<float> rows =
+            bdt == NPU_DTYPE_FP32
+                ? b_rows<float>(c, b, 4, [](const std::byte* p) { return ld<float>(p); })
+                : b_rows<float>(c, b, 2, [bdt](const std::byte* p) {
+                    return isa::half_to_fp32(bdt, ld<uint16_t>(p));
+                  });
+        packed.emplace(rows.data(), k, n, k);
+      }
     }
     gemm_f32(
         *packed, m,
@@ -63,7 +67,9 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
           for (size_t i = 0; i < r; ++i)
             store_float_row(out + (m0 + i) * n * oes, odt, acc + i * ldc, bp, c.fclamp_min,
                             c.fclamp_max, n);
-        });
+        },
+        worth_splitting(m, n, k) && !ranges_overlap(reinterpret_cast<uintptr_t>(a), m * k * aes,
+                                                    reinterpret_cast<uintptr_t>(out), m * n * oes));
   }
 }
 
@@ -134,7 +140,9 @@ void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
         [&](size_t m0, size_t r, const int64_t* acc, size_t ldacc) {
           for (size_t i = 0; i < r; ++i)
             qo.store_row(out + (m0 + i) * n * oes, acc + i * ldacc, q.data(), n);
-        });
+        },
+        worth_splitting(m, n, k) && !ranges_overlap(reinterpret_cast<uintptr_t>(a), m * k,
+                                                    reinterpret_cast<uintptr_t>(out), m * n * oes));
   }
 }
 

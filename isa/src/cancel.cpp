@@ -23,6 +23,14 @@ CancelScope::CancelScope(Clock::time_point deadline) : previous_(tl_state) {
   tl_state = State{nullptr, deadline};
 }
 
+CancelScope::State CancelScope::current() {
+  return tl_state;
+}
+
+CancelScope::CancelScope(const State& state) : previous_(tl_state) {
+  tl_state = state;
+}
+
 CancelScope::~CancelScope() {
   tl_state = previous_;
 }

@@ -36,6 +36,12 @@ class CancelScope {
     Clock::time_point deadline = Clock::time_point::max();
   };
 
+  /// The calling thread's state (flag and deadline of its innermost scope), to hand to another
+  /// thread that works on the same job.
+  static State current();
+  /// Installs `state` (taken from current() on another thread) for the calling thread.
+  explicit CancelScope(const State& state);
+
  private:
   State previous_;
 };

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gemm.h"
@@ -12,6 +13,7 @@
 #include "npu/isa/dtype.h"
 #include "npu/isa/half.h"
 #include "npu/ref/scalar.h"
+#include "parallel.h"
 #include "test_util.h"
 
 namespace npu::emu::test {
@@ -578,6 +580,146 @@ TEST(Matmul, Uint8ExtremesWithLongKStayExact) {
           acc += int64_t{a[size_t{i} * k + kk]} * b[size_t{j} * k + kk];
         EXPECT_EQ(out[i * n + j], static_cast<int32_t>(acc)) << i << "," << j;
       }
+  }
+}
+
+// ------------------------------------------------------------------------ split vs serial
+
+// GEMMs shared with the worker (parallel.h) give the bytes of a serial run, in every mode and
+// on every ISA level: serial (threshold UINT64_MAX) against split (threshold 0, so even the
+// small cases split), the split run repeated so the worker takes part in some of them.
+
+struct SplitGuard {
+  uint64_t saved = kern::split_threshold();
+  ~SplitGuard() { kern::set_split_threshold(saved); }
+};
+
+void expect_split_bit_exact(const npu_cmd& cmd, Sram& s, uint32_t out, size_t bytes,
+                            const std::string& what) {
+  IsaGuard isa_guard;
+  SplitGuard split_guard;
+  for (kern::Isa isa : kIsas) {
+    kern::set_kernel_isa(isa);
+    kern::set_split_threshold(UINT64_MAX);
+    s.put(out, std::vector<uint8_t>(bytes + 16, 0xA5));
+    run_matrix(cmd, s.span());
+    const auto serial = s.get<uint8_t>(out, bytes + 16);
+    kern::set_split_threshold(0);
+    for (int rep = 0; rep < 3; ++rep) {
+      s.put(out, std::vector<uint8_t>(bytes + 16, 0xA5));
+      run_matrix(cmd, s.span());
+      EXPECT_TRUE(s.get<uint8_t>(out, bytes + 16) == serial)
+          << what << " isa " << static_cast<int>(isa) << " run " << rep;
+    }
+  }
+}
+
+struct Mode {
+  uint8_t in, w, out;
+};
+const Mode kSplitModes[] = {
+    {NPU_DTYPE_INT8, NPU_DTYPE_INT8, NPU_DTYPE_INT8},
+    {NPU_DTYPE_UINT8, NPU_DTYPE_UINT8, NPU_DTYPE_UINT8},
+    {NPU_DTYPE_UINT8, NPU_DTYPE_INT8, NPU_DTYPE_INT32},
+    {NPU_DTYPE_FP32, NPU_DTYPE_FP32, NPU_DTYPE_FP32},
+    {NPU_DTYPE_FP16, NPU_DTYPE_FP16, NPU_DTYPE_FP16},
+    {NPU_DTYPE_BF16, NPU_DTYPE_BF16, NPU_DTYPE_FP32},
+};
+
+std::string mode_name(const Mode& m) {
+  return std::string(isa::dtype_name(m.in)) + "x" + isa::dtype_name(m.w) + "->" +
+         isa::dtype_name(m.out);
+}
+
+/// Quantization or bias parameters for a command of mode `m` with `n` output channels.
+void set_params(uint16_t& flags, int32_t& in_zp, int32_t& out_zp, int32_t& cmin, int32_t& cmax,
+                float& fmin, float& fmax, const Mode& m, size_t n, size_t k, Sram& s) {
+  if (isa::dtype_is_float(m.in)) {
+    flags |= NPU_MM_FLAG_BIAS;
+    fmin = -0.5f, fmax = 2.0f;
+    s.put(kChan, random_floats(n));
+    return;
+  }
+  in_zp = random_ints<int32_t>(1, dmin(m.in), dmax(m.in))[0];
+  out_zp = m.out == NPU_DTYPE_INT32 ? 0 : random_ints<int32_t>(1, dmin(m.out), dmax(m.out))[0];
+  cmin = dmin(m.out), cmax = dmax(m.out);
+  s.put(kChan, random_qparams(n, m.w, k, false));
+}
+
+const ConvCase kSplitConvCases[] = {
+    {30, 30, 32, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // 10M MACs, 10 blocks
+    {28, 28, 96, 80, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},  // pointwise: direct rows
+    {24, 24, 32, 48, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},  // grouped, 2M MACs per group
+    {33, 31, 16, 24, 3, 3, 1, 2, 2, 2, 2, 1, 1, 1, 1},  // stride and dilation
+    {7, 7, 256, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // 49 rows: blocks under kGemmMB
+};
+
+TEST(SplitGemm, ConvBitExactWithSerial) {
+  const uint64_t before = kern::worker_chunks();
+  std::vector<ConvCase> cases(std::begin(kSplitConvCases), std::end(kSplitConvCases));
+  cases.insert(cases.end(), std::begin(kConvCases), std::end(kConvCases));
+  for (const auto& cc : cases)
+    for (const Mode& m : kSplitModes) {
+      Sram s;
+      ConvSetup st = make_conv(cc, m.in, m.w, m.out, s);
+      auto& c = st.cmd.conv2d;
+      set_params(c.hdr.flags, c.in_zp, c.out_zp, c.clamp_min, c.clamp_max, c.fclamp_min,
+                 c.fclamp_max, m, static_cast<size_t>(cc.oc), static_cast<size_t>(st.k), s);
+      const size_t bytes = static_cast<size_t>(st.oh * st.ow * cc.oc) * isa::dtype_size(m.out);
+      expect_split_bit_exact(st.cmd, s, kOut, bytes, name(cc) + " " + mode_name(m));
+    }
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_GT(kern::worker_chunks(), before) << "the worker never took part";
+  }
+}
+
+TEST(SplitGemm, ConvInPlaceStaysCorrect) {
+  // Output over the input (the same tile): a split run must equal the serial one, which it
+  // does only if the command is not split at all.
+  const ConvCase cc{30, 30, 32, 32, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0};
+  for (const Mode& m : {kSplitModes[0], kSplitModes[3]}) {
+    Sram s;
+    ConvSetup st = make_conv(cc, m.in, m.w, m.out, s);
+    auto& c = st.cmd.conv2d;
+    set_params(c.hdr.flags, c.in_zp, c.out_zp, c.clamp_min, c.clamp_max, c.fclamp_min, c.fclamp_max,
+               m, static_cast<size_t>(cc.oc), static_cast<size_t>(st.k), s);
+    c.out_addr = c.in_addr + 96 * 32 * static_cast<uint32_t>(isa::dtype_size(m.in));  // a block on
+    const size_t bytes = static_cast<size_t>(30 * 30 * 32) * isa::dtype_size(m.out);
+    IsaGuard isa_guard;
+    SplitGuard split_guard;
+    kern::set_split_threshold(UINT64_MAX);
+    run_matrix(st.cmd, s.span());
+    const auto serial = s.get<uint8_t>(kIn, bytes + 96 * 32 * 4);
+    s.put(kIn, st.in);
+    kern::set_split_threshold(0);
+    run_matrix(st.cmd, s.span());
+    EXPECT_TRUE(s.get<uint8_t>(kIn, bytes + 96 * 32 * 4) == serial) << mode_name(m);
+  }
+}
+
+TEST(SplitGemm, MatmulBitExactWithSerial) {
+  const uint64_t before = kern::worker_chunks();
+  std::vector<MatmulCase> cases = {
+      {300, 128, 64, 1, 0, 0, 0, false},                                // 2.5M MACs
+      {500, 200, 96, 2, 500 * 200, 0, 500 * 96, true},                  // B broadcast, transposed
+      {400, 160, 70, 2, 400 * 160 + 5, 160 * 70, 400 * 70 + 3, false},  // gaps
+  };
+  cases.insert(cases.end(), std::begin(kMatmulCases), std::end(kMatmulCases));
+  for (const auto& mc : cases)
+    for (const Mode& m : kSplitModes) {
+      Sram s;
+      MmSetup st = make_mm(mc, m.in, m.w, m.out, s);
+      auto& c = st.cmd.matmul;
+      set_params(c.hdr.flags, c.a_zp, c.out_zp, c.clamp_min, c.clamp_max, c.fclamp_min,
+                 c.fclamp_max, m, mc.n, mc.k, s);
+      const size_t bytes =
+          (size_t{mc.out_bs} * (mc.batch - 1) + size_t{mc.m} * mc.n) * isa::dtype_size(m.out);
+      expect_split_bit_exact(st.cmd, s, kOut, bytes,
+                             "m" + std::to_string(mc.m) + " k" + std::to_string(mc.k) + " n" +
+                                 std::to_string(mc.n) + " " + mode_name(m));
+    }
+  if (std::thread::hardware_concurrency() >= 2) {
+    EXPECT_GT(kern::worker_chunks(), before) << "the worker never took part";
   }
 }
 

@@ -1,0 +1,99 @@
+// Both host cores for the matrix engine's arithmetic (issue 9): the blocks of output rows of a
+// large GEMM are claimed one at a time, from one atomic counter, by the calling engine thread
+// and by one worker thread shared by every device in the process. The caller claims and runs
+// blocks from the start and only ever waits for blocks the worker has already claimed and is
+// running, so a worker that is runnable but not scheduled (a loaded machine) costs the caller
+// a few atomic operations, not a wait: the caller then simply does all the work. Each block is
+// computed exactly as the serial loop computes it, so results are bit-identical to a serial
+// run (integer and float alike).
+//
+// Threading: parallel_for may be called from any thread. The worker serves one range at a
+// time; a caller that finds it busy with another range runs its whole range alone. The worker
+// runs its blocks under the caller's cancellation state (npu/cancel.h): once the command is
+// cancelled nobody claims another block. Lifetime: the worker starts on the first split and is
+// joined at process exit (later calls run alone).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+
+namespace npu::emu::kern {
+
+/// GEMMs of at least this many multiply-accumulates are shared with the worker. Below it the
+/// wake-up (a futex call, a few microseconds) and the worker's own copy of the scratch blocks
+/// are not paid back (bench/kernels_bench.cpp, split:0 vs split:1).
+inline constexpr uint64_t kSplitMacs = uint64_t{1} << 21;
+
+/// Sets the threshold (0: split every GEMM of two or more blocks; UINT64_MAX: never split).
+/// For tests and benchmarks. The environment sets the start value: NPU_EMU_THREADS=1 gives
+/// UINT64_MAX, NPU_EMU_SPLIT_MACS=<n> gives n (0 to exercise the split through whole runs).
+void set_split_threshold(uint64_t macs);
+uint64_t split_threshold();
+
+/// Chunks the worker has claimed since the process started (tests and benchmarks: did the
+/// worker take part?).
+uint64_t worker_chunks();
+
+/// Whether an m x n x k GEMM is large enough to share (see kSplitMacs).
+inline bool worth_splitting(uint64_t m, uint64_t n, uint64_t k) {
+  return m * n * k >= split_threshold();
+}
+
+/// Whether the byte ranges [a, a + an) and [b, b + bn) overlap (an in-place command is not
+/// shared: its serial order is part of its meaning).
+inline bool ranges_overlap(uint64_t a, uint64_t an, uint64_t b, uint64_t bn) {
+  return a < b + bn && b < a + an;
+}
+
+class Claims;
+namespace detail {
+class Worker;
+using Participant = void (*)(void* ctx, Claims& claims);
+void parallel_for(size_t n, bool split, Participant fn, void* ctx);
+}  // namespace detail
+
+/// One thread's share of a parallel_for range: each next() claims a chunk no other thread
+/// gets. Not copyable; used by the one thread it was handed to.
+class Claims {
+ public:
+  Claims(const Claims&) = delete;
+  Claims& operator=(const Claims&) = delete;
+
+  /// Claims the next chunk [first, last) (normally one index); false once every chunk is
+  /// claimed or the calling thread's command is cancelled.
+  bool next(size_t& first, size_t& last);
+
+ private:
+  friend class detail::Worker;
+  friend void detail::parallel_for(size_t, bool, detail::Participant, void*);
+  Claims() = default;
+
+  static constexpr size_t kNone = ~size_t{0};
+  bool claim(size_t& chunk);
+
+  // Shared range: the packed word (generation | chunks | next chunk) of parallel.cpp; nullptr
+  // when the caller runs alone (then next_ counts).
+  std::atomic<uint64_t>* word_ = nullptr;
+  uint32_t gen_ = 0;
+  size_t n_ = 0, per_ = 1, chunks_ = 0, next_ = 0;
+  size_t pending_ = kNone;  // a chunk claimed before the participant ran (the worker's first)
+  size_t claimed_ = 0;      // chunks this thread claimed
+};
+
+/// Calls participant(Claims&) on the calling thread and, with `split` (a range of two or more
+/// chunks, a free worker, two or more CPUs, split_threshold() not UINT64_MAX), on the worker
+/// once it gets a CPU; between them every index of [0, n) is handed out exactly once (unless
+/// the command is cancelled: then the rest are never handed out). Returns when every claimed
+/// chunk is done. A participant sets up its scratch, then loops on next().
+template <class F>
+void parallel_for(size_t n, bool split, F&& participant) {
+  using Fn = std::remove_reference_t<F>;
+  detail::parallel_for(
+      n, split, [](void* ctx, Claims& claims) { (*static_cast<Fn*>(ctx))(claims); },
+      const_cast<void*>(static_cast<const void*>(std::addressof(participant))));
+}
+
+}  // namespace npu::emu::kern
