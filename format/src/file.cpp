@@ -33,13 +33,15 @@ Expected<std::vector<std::byte>> read_file(const std::string& path) {
     ::close(fd);
     return make_error(EINVAL, path + ": not a regular file");
   }
-  // Read straight into the buffer (sized by fstat; a file that grows meanwhile is read to
-  // its end in steps).
+  // Read straight into the buffer sized by fstat; a file that grew meanwhile is read on to
+  // its end (a short probe read at the expected end finds out without growing the buffer).
   std::vector<std::byte> bytes(static_cast<size_t>(st.st_size));
   size_t have = 0;
   for (;;) {
-    if (have == bytes.size()) bytes.resize(std::max<size_t>(bytes.size() * 2, 1 << 16));
-    const ssize_t n = ::read(fd, bytes.data() + have, bytes.size() - have);
+    std::byte probe[4096];
+    const bool full = have == bytes.size();
+    const ssize_t n = full ? ::read(fd, probe, sizeof(probe))
+                           : ::read(fd, bytes.data() + have, bytes.size() - have);
     if (n < 0) {
       if (errno == EINTR) continue;
       const int e = errno;
@@ -47,6 +49,7 @@ Expected<std::vector<std::byte>> read_file(const std::string& path) {
       return sys_error(e, path, "read failed");
     }
     if (n == 0) break;
+    if (full) bytes.insert(bytes.end(), probe, probe + n);
     have += static_cast<size_t>(n);
   }
   bytes.resize(have);

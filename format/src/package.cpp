@@ -176,9 +176,10 @@ Expected<void> write_package(const std::string& path, const Package& p) {
 }
 
 Expected<Package> read_package(const std::string& path, const isa::DeviceConfig* device) {
-  auto bytes = read_file(path);
-  if (!bytes) return bytes.error();
-  return parse_package(*bytes, path, device);
+  // Mapped, not read: parse_package() copies each section out once anyway.
+  auto file = MappedFile::open(path);
+  if (!file) return file.error();
+  return parse_package(file->bytes(), path, device);
 }
 
 Expected<Package> parse_package(std::span<const std::byte> bytes, std::string_view name,

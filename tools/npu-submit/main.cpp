@@ -50,7 +50,7 @@ std::string join_path(const std::string& dir, const std::string& file) {
   return (std::filesystem::path(dir) / file).string();
 }
 
-int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
+int run_raw(const Options& o, std::span<const std::byte> cmdbuf) {
   if (o.bench.repeat || o.bench.warmup) {
     return fail(
         "--repeat/--warmup (the benchmark mode) are for model packages (.npub), not raw "
@@ -158,7 +158,7 @@ int run_raw(const Options& o, const std::vector<std::byte>& cmdbuf) {
   return 0;
 }
 
-int run_model(const Options& o, const std::vector<std::byte>& bytes) {
+int run_model(const Options& o, std::span<const std::byte> bytes) {
   const std::pair<bool, const char*> raw_only[] = {
       {!o.buffers.empty(), "--buffer"},
       {!o.dumps.empty(), "--dump"},
@@ -234,10 +234,11 @@ static int tool_main(int argc, char** argv) {
     o.device = "emu:" + o.config_path;
   }
 
-  auto bytes = npu::format::read_file(o.input);
-  if (!bytes) return fail(bytes.error().message);
-  if (npu::is_command_buffer(*bytes)) return run_raw(o, *bytes);
-  if (std::filesystem::path(o.input).extension() == ".npub") return run_model(o, *bytes);
+  auto file = npu::format::MappedFile::open(o.input);  // a package's weights are not copied
+  if (!file) return fail(file.error().message);
+  const std::span<const std::byte> bytes = file->bytes();
+  if (npu::is_command_buffer(bytes)) return run_raw(o, bytes);
+  if (std::filesystem::path(o.input).extension() == ".npub") return run_model(o, bytes);
   return fail("'" + o.input +
               "': neither a command buffer (no NPUC magic) nor a model package "
               "(.npub)");
