@@ -53,13 +53,7 @@ def find_tool(build, name):
 
 def torch_model(name):
     """The same model (same weights) export_torchvision.py exports."""
-    torch.manual_seed(0)
-    model = getattr(torchvision.models, name)(weights=None)
-    model.eval()
-    export_torchvision.randomize_zero_biases(model, seed=3)
-    export_torchvision.randomize_bn(model, seed=1)
-    model.eval()
-    return model
+    return export_torchvision.build_model(name)[0]
 
 
 def time_torch(model, x, threads, warmup, repeat):

@@ -185,8 +185,9 @@ def randomize_zero_biases(model, seed):
     return n
 
 
-def export_one(name, outdir, args):
-    t0 = time.time()
+def build_model(name):
+    """The model as exported: fixed random weights, non-trivial norms. Returns (model, input
+    shape, opset, BatchNorms randomized); bench/vs_pytorch.py times the same model."""
     torch.manual_seed(0)
     if name in BEYOND:
         ctor, shape, opset = BEYOND[name]
@@ -198,6 +199,12 @@ def export_one(name, outdir, args):
     randomize_norm_affine(model, seed=4)
     n_bn = randomize_bn(model, seed=1, shape=shape)
     model.eval()
+    return model, shape, opset, n_bn
+
+
+def export_one(name, outdir, args):
+    t0 = time.time()
+    model, shape, opset, n_bn = build_model(name)
 
     g = torch.Generator().manual_seed(2)
     x = torch.empty(shape).normal_(0.0, 1.0, generator=g)
