@@ -467,6 +467,27 @@ struct Device::Impl {
     }
   }
 
+  /// Appends a replayed timeline to `p` with what it implies: FENCE interrupts, MACs, vector
+  /// elements and DMA bytes (the statistics the engines gather when they run the commands).
+  void add_timeline(JobProfile& p, std::span<const isa::CommandTime> timeline) const {
+    p.timeline.reserve(p.timeline.size() + timeline.size());
+    for (const isa::CommandTime& t : timeline) {
+      p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
+      const npu_cmd& c = program->cmds[t.index];
+      if (t.engine == NPU_ENGINE_CP) {
+        if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))
+          p.irq_values.push_back(c.fence.value);
+        continue;
+      }
+      if (t.opcode == NPU_OP_SEM_WAIT) continue;
+      const isa::CommandCost cost = isa::command_cost(c, cfg);
+      p.macs += cost.macs;
+      p.vector_elements += cost.elements;
+      if (t.engine == NPU_ENGINE_DMA_IN) p.dma_bytes_in += cost.bytes;
+      if (t.engine == NPU_ENGINE_DMA_OUT) p.dma_bytes_out += cost.bytes;
+    }
+  }
+
   /// The fault and profile of a faulted job, from isa::replay_to_fault(): the first fault in
   /// virtual time and the commands that completed before it. The data the engines wrote is
   /// whatever they wrote before they stopped (a faulted job's outputs are undefined).
@@ -493,22 +514,7 @@ struct Device::Impl {
       p.commands[k] = s.commands[k];
     }
     p.semaphore_stall_cycles = s.stall;
-    p.timeline.reserve(s.timeline.size());
-    for (const isa::CommandTime& t : s.timeline) {
-      p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
-      const npu_cmd& c = program->cmds[t.index];
-      if (t.engine == NPU_ENGINE_CP) {
-        if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))
-          p.irq_values.push_back(c.fence.value);
-        continue;
-      }
-      if (t.opcode == NPU_OP_SEM_WAIT) continue;
-      const isa::CommandCost cost = isa::command_cost(c, cfg);
-      p.macs += cost.macs;
-      p.vector_elements += cost.elements;
-      if (t.engine == NPU_ENGINE_DMA_IN) p.dma_bytes_in += cost.bytes;
-      if (t.engine == NPU_ENGINE_DMA_OUT) p.dma_bytes_out += cost.bytes;
-    }
+    add_timeline(p, s.timeline);
   }
 
   // ---- serial execution ---------------------------------------------------------------
@@ -585,22 +591,7 @@ struct Device::Impl {
         if (t.engine != NPU_ENGINE_CP || t.opcode != NPU_OP_END) ++p.commands[t.engine];
       }
     }
-    p.timeline.reserve(s.timeline.size());
-    for (const isa::CommandTime& t : s.timeline) {
-      p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
-      const npu_cmd& c = cmds[t.index];
-      if (t.engine == NPU_ENGINE_CP) {
-        if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))
-          p.irq_values.push_back(c.fence.value);
-        continue;
-      }
-      if (t.opcode == NPU_OP_SEM_WAIT) continue;
-      const isa::CommandCost cost = isa::command_cost(c, cfg);
-      p.macs += cost.macs;
-      p.vector_elements += cost.elements;
-      if (t.engine == NPU_ENGINE_DMA_IN) p.dma_bytes_in += cost.bytes;
-      if (t.engine == NPU_ENGINE_DMA_OUT) p.dma_bytes_out += cost.bytes;
-    }
+    add_timeline(p, s.timeline);
     result.fault = job.result_fault();
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
     return true;

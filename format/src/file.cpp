@@ -18,9 +18,13 @@ Error sys_error(int code, const std::string& path, const std::string& what) {
   return make_error(code, path + ": " + what + ": " + std::strerror(code));
 }
 
-}  // namespace
+/// A regular file opened for reading, and its size.
+struct OpenFile {
+  int fd;
+  size_t size;
+};
 
-Expected<std::vector<std::byte>> read_file(const std::string& path) {
+Expected<OpenFile> open_regular(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return sys_error(errno, path, "cannot open");
   struct stat st {};
@@ -33,9 +37,18 @@ Expected<std::vector<std::byte>> read_file(const std::string& path) {
     ::close(fd);
     return make_error(EINVAL, path + ": not a regular file");
   }
+  return OpenFile{fd, static_cast<size_t>(st.st_size)};
+}
+
+}  // namespace
+
+Expected<std::vector<std::byte>> read_file(const std::string& path) {
+  auto opened = open_regular(path);
+  if (!opened) return opened.error();
+  const auto [fd, file_size] = *opened;
   // Read straight into the buffer sized by fstat; a file that grew meanwhile is read on to
   // its end (a short probe read at the expected end finds out without growing the buffer).
-  std::vector<std::byte> bytes(static_cast<size_t>(st.st_size));
+  std::vector<std::byte> bytes(file_size);
   size_t have = 0;
   for (;;) {
     std::byte probe[4096];
@@ -95,19 +108,10 @@ Expected<void> write_file(const std::string& path,
 }
 
 Expected<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return sys_error(errno, path, "cannot open");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return sys_error(e, path, "cannot stat");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return make_error(EINVAL, path + ": not a regular file");
-  }
-  const auto size = static_cast<size_t>(st.st_size);
+  auto opened = open_regular(path);
+  if (!opened) return opened.error();
+  const auto [fd, file_size] = *opened;
+  const size_t size = file_size;
   if (size == 0) {
     ::close(fd);
     return MappedFile(nullptr, 0);
