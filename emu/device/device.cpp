@@ -467,6 +467,18 @@ struct Device::Impl {
     }
   }
 
+  /// What the device checks while it runs this job, for isa::replay_to_fault(): commands are
+  /// parsed when the program was not validated, DRAM operands go through the job's MMU.
+  isa::FaultModel fault_model() const {
+    isa::FaultModel model;
+    model.check_commands = !program->validated;
+    model.dram_fault = [this](const isa::Region& r) -> std::optional<uint64_t> {
+      if (mmu->translate(r.begin, r.end - r.begin, r.access)) return std::nullopt;
+      return mmu->fault_address(r.begin, r.end - r.begin, r.access);
+    };
+    return model;
+  }
+
   /// Appends a replayed timeline to `p` with what it implies: FENCE interrupts, MACs, vector
   /// elements and DMA bytes (the statistics the engines gather when they run the commands).
   void add_timeline(JobProfile& p, std::span<const isa::CommandTime> timeline) const {
@@ -492,13 +504,7 @@ struct Device::Impl {
   /// virtual time and the commands that completed before it. The data the engines wrote is
   /// whatever they wrote before they stopped (a faulted job's outputs are undefined).
   void account_fault() {
-    isa::FaultModel model;
-    model.check_commands = !program->validated;
-    model.dram_fault = [this](const isa::Region& r) -> std::optional<uint64_t> {
-      if (mmu->translate(r.begin, r.end - r.begin, r.access)) return std::nullopt;
-      return mmu->fault_address(r.begin, r.end - r.begin, r.access);
-    };
-    const isa::Schedule s = isa::replay_to_fault(program->cmds, cfg, model);
+    const isa::Schedule s = isa::replay_to_fault(program->cmds, cfg, fault_model());
     if (!s.fault) {  // cannot happen: every fault the device raises, the replay raises
       device_log().error("faulted job: the replay finds no fault (kept the run's profile)");
       return;
@@ -526,13 +532,7 @@ struct Device::Impl {
   /// the fault (or hang until the watchdog) as the device does.
   bool run_serial() {
     const auto& cmds = program->cmds;
-    isa::FaultModel model;
-    model.check_commands = !program->validated;
-    model.dram_fault = [this](const isa::Region& r) -> std::optional<uint64_t> {
-      if (mmu->translate(r.begin, r.end - r.begin, r.access)) return std::nullopt;
-      return mmu->fault_address(r.begin, r.end - r.begin, r.access);
-    };
-    isa::Schedule s = isa::replay_to_fault(cmds, cfg, model);
+    isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
     // Complete: no fault, and every command up to END ran (the timeline is by index).
     if (s.fault || s.timeline.empty() || s.timeline.back().opcode != NPU_OP_END ||
         s.timeline.back().engine != NPU_ENGINE_CP ||
@@ -635,7 +635,6 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
   d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max, NPU_NUM_ENGINES);
   d.racecheck = options.racecheck;
   d.before_command = options.before_command;
-  d.prepare_engines(program.cmds.size());
   d.program = &program;
   d.mmu = &mmu;
   {
@@ -647,6 +646,7 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
   const bool serial = !cfg_.engine_threads && !options.racecheck && !options.before_command;
   if (!serial || !d.run_serial()) {
     d.start_engines();
+    d.prepare_engines(program.cmds.size());
     d.run_job();  // the command processor runs on this thread
   }
   {
