@@ -45,7 +45,10 @@ struct F32Kernel {
   void (*block)(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
                 size_t ldc, bool accumulate);
 };
+/// The widest tile of the selected ISA.
 const F32Kernel& f32_kernel();
+/// The tile for B of n columns: the widest, or a narrower one that pads fewer columns.
+const F32Kernel& f32_kernel(size_t n);
 
 /// B rows (n x k floats, row stride ldb) packed into zero-padded panels [n/nr][k][nr].
 class PackedF32 {
@@ -126,7 +129,10 @@ struct Q8Kernel {
   void (*block)(const uint8_t* a, size_t lda, size_t rows, const std::byte* panel, size_t k0,
                 size_t kc, int32_t* c, size_t ldc);
 };
+/// The widest tile of the selected ISA.
 const Q8Kernel& q8_kernel();
+/// The tile for B of n columns: the widest, or a narrower one that pads fewer columns.
+const Q8Kernel& q8_kernel(size_t n);
 
 /// |a*b| <= 255*128 per product: 2^16 products stay inside int32.
 inline constexpr size_t kQ8MaxKC = size_t{1} << 16;

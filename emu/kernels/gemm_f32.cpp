@@ -1,5 +1,8 @@
 // fp32 GEMM tile kernels: broadcast-A x panel-B register tiles written with GCC vector
-// extensions, instantiated per ISA (AVX-512: 8x32, AVX2+FMA: 6x16, baseline SSE2: 4x8).
+// extensions, instantiated per ISA (AVX-512: 8x32, AVX2+FMA: 6x16, baseline SSE2: 4x8), and
+// for AVX-512 an 8x16 tile for B of 16 or fewer columns (a compiler's output-channel slices of
+// 16, 48, ...): a 32-wide panel would spend half its multiply-adds on zero padding. Every tile
+// computes each output as the same FMA chain over k, so the choice does not change a bit.
 // This file is compiled with -ffp-contract=fast so that c += a * b becomes an FMA.
 #include <algorithm>
 #include <cstring>
@@ -75,9 +78,26 @@ constexpr F32Kernel kAvx2{6, 16, block_avx2};
   block_impl<V16, 8, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
 constexpr F32Kernel kAvx512{8, 32, block_avx512};
+
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void block_avx512_n16(const float* a, size_t lda,
+                                                                   size_t rows,
+                                                                   const float* panel, size_t kc,
+                                                                   float* c, size_t ldc,
+                                                                   bool accumulate) {
+  block_impl<V16, 8, 1>(a, lda, rows, panel, kc, c, ldc, accumulate);
+}
+constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16};
 #endif
 
 }  // namespace
+
+const F32Kernel& f32_kernel(size_t n) {
+#ifdef NPU_KERN_X86
+  // 16-wide panels when 32-wide ones would pad more columns (n mod 32 in 1..16).
+  if (selected_isa() == Isa::Avx512 && n % 32 != 0 && n % 32 <= 16) return kAvx512N16;
+#endif
+  return f32_kernel();
+}
 
 const F32Kernel& f32_kernel() {
   switch (selected_isa()) {
@@ -93,7 +113,7 @@ const F32Kernel& f32_kernel() {
 }
 
 PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
-    : kern_(&f32_kernel()),
+    : kern_(&f32_kernel(n)),
       n_(n),
       k_(k),
       panels_((n + kern_->nr - 1) / kern_->nr),

@@ -1,5 +1,6 @@
 // Quantized GEMM tile kernels (exact int32 dot products of uint8 A rows and int8 B panels)
-// and run-time ISA selection. AVX-512 VNNI: vpdpbusd on panels [k/4][32][4]; otherwise a
+// and run-time ISA selection. AVX-512 VNNI: vpdpbusd on panels [k/4][32][4] (or [k/4][16][4]
+// for B of 16 or fewer columns past a multiple of 32); otherwise a
 // portable broadcast-multiply kernel on int16 panels [k][16], compiled twice (baseline and
 // AVX2) and left to the auto-vectorizer.
 #include <atomic>
@@ -66,17 +67,52 @@ constexpr Q8Kernel kAvx2{kPortMR, kPortNR, 1, kPortNR * sizeof(int16_t), pack_po
 
 // ------------------------------------------------------------------ AVX-512 VNNI kernel
 
-constexpr size_t kVnniMR = 6;
-constexpr size_t kVnniNR = 32;
-
+// Panels of NR = 32 columns (two vectors) for a 6-row tile, or of 16 (one vector) for a 12-row
+// tile when 32-wide panels would pad more columns (n mod 32 in 1..16: a compiler's
+// output-channel slices of 16, 48, ...). Integer sums are exact, so the shape changes no bit.
+template <size_t NR>
 void pack_vnni(const int8_t* b, size_t ldb, size_t nvalid, size_t k, size_t kp, std::byte* panel) {
   auto* out = reinterpret_cast<int8_t*>(panel);
   for (size_t g = 0; g < kp / 4; ++g)
-    for (size_t j = 0; j < kVnniNR; ++j)
+    for (size_t j = 0; j < NR; ++j)
       for (size_t t = 0; t < 4; ++t) {
         const size_t kk = g * 4 + t;
-        out[(g * kVnniNR + j) * 4 + t] = (j < nvalid && kk < k) ? b[j * ldb + kk] : int8_t{0};
+        out[(g * NR + j) * 4 + t] = (j < nvalid && kk < k) ? b[j * ldb + kk] : int8_t{0};
       }
+}
+
+template <size_t MR, size_t NV>
+[[gnu::target("avx512f,avx512bw,avx512vl,avx512vnni"), gnu::always_inline]] inline void
+block_vnni_impl(const uint8_t* a, size_t lda, size_t rows, const std::byte* panel, size_t k0,
+                size_t kc, int32_t* c, size_t ldc) {
+  constexpr size_t NR = NV * 16;
+  const auto* bp = reinterpret_cast<const int8_t*>(panel) + k0 * NR;
+  const size_t groups = kc / 4;
+  for (size_t r0 = 0; r0 < rows; r0 += MR) {
+    __m512i acc[MR][NV];
+#pragma GCC unroll 12
+    for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_si512();
+    const uint8_t* ar = a + r0 * lda + k0;
+    for (size_t g = 0; g < groups; ++g) {
+      __m512i b[NV];
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(bp + g * NR * 4 + v * 64);
+#pragma GCC unroll 12
+      for (size_t i = 0; i < MR; ++i) {
+        int32_t a4;
+        std::memcpy(&a4, ar + i * lda + g * 4, 4);
+        const __m512i av = _mm512_set1_epi32(a4);
+#pragma GCC unroll 2
+        for (size_t v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbusd_epi32(acc[i][v], av, b[v]);
+      }
+    }
+#pragma GCC unroll 12
+    for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v) _mm512_storeu_si512(c + (r0 + i) * ldc + v * 16, acc[i][v]);
+  }
 }
 
 [[gnu::target("avx512f,avx512bw,avx512vl,avx512vnni")]] void block_vnni(const uint8_t* a,
@@ -84,34 +120,17 @@ void pack_vnni(const int8_t* b, size_t ldb, size_t nvalid, size_t k, size_t kp, 
                                                                         const std::byte* panel,
                                                                         size_t k0, size_t kc,
                                                                         int32_t* c, size_t ldc) {
-  const auto* bp = reinterpret_cast<const int8_t*>(panel) + k0 * kVnniNR;
-  const size_t groups = kc / 4;
-  for (size_t r0 = 0; r0 < rows; r0 += kVnniMR) {
-    __m512i acc[kVnniMR][2];
-#pragma GCC unroll 6
-    for (size_t i = 0; i < kVnniMR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
-    const uint8_t* ar = a + r0 * lda + k0;
-    for (size_t g = 0; g < groups; ++g) {
-      const __m512i b0 = _mm512_loadu_si512(bp + g * 128);
-      const __m512i b1 = _mm512_loadu_si512(bp + g * 128 + 64);
-#pragma GCC unroll 6
-      for (size_t i = 0; i < kVnniMR; ++i) {
-        int32_t a4;
-        std::memcpy(&a4, ar + i * lda + g * 4, 4);
-        const __m512i av = _mm512_set1_epi32(a4);
-        acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], av, b0);
-        acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], av, b1);
-      }
-    }
-#pragma GCC unroll 6
-    for (size_t i = 0; i < kVnniMR; ++i) {
-      _mm512_storeu_si512(c + (r0 + i) * ldc, acc[i][0]);
-      _mm512_storeu_si512(c + (r0 + i) * ldc + 16, acc[i][1]);
-    }
-  }
+  block_vnni_impl<6, 2>(a, lda, rows, panel, k0, kc, c, ldc);
 }
 
-constexpr Q8Kernel kVnni{kVnniMR, kVnniNR, 4, kVnniNR, pack_vnni, block_vnni};
+[[gnu::target("avx512f,avx512bw,avx512vl,avx512vnni")]] void block_vnni_n16(
+    const uint8_t* a, size_t lda, size_t rows, const std::byte* panel, size_t k0, size_t kc,
+    int32_t* c, size_t ldc) {
+  block_vnni_impl<12, 1>(a, lda, rows, panel, k0, kc, c, ldc);
+}
+
+constexpr Q8Kernel kVnni{6, 32, 4, 32, pack_vnni<32>, block_vnni};
+constexpr Q8Kernel kVnniN16{12, 16, 4, 16, pack_vnni<16>, block_vnni_n16};
 #endif
 
 Isa env_isa() {
@@ -154,6 +173,13 @@ void set_kernel_isa(Isa isa) {
   forced_isa().store(isa, std::memory_order_relaxed);
 }
 
+const Q8Kernel& q8_kernel(size_t n) {
+#ifdef NPU_KERN_X86
+  if (selected_isa() == Isa::Avx512 && n % 32 != 0 && n % 32 <= 16) return kVnniN16;
+#endif
+  return q8_kernel();
+}
+
 const Q8Kernel& q8_kernel() {
   switch (selected_isa()) {
 #ifdef NPU_KERN_X86
@@ -168,7 +194,7 @@ const Q8Kernel& q8_kernel() {
 }
 
 PackedQ8::PackedQ8(const int8_t* b, size_t ldb, size_t n, size_t k, std::span<const int32_t> zp)
-    : kern_(&q8_kernel()),
+    : kern_(&q8_kernel(n)),
       n_(n),
       k_(k),
       kp_((k + kern_->kalign - 1) / kern_->kalign * kern_->kalign),

@@ -345,6 +345,46 @@ TEST(Conv2d, Fp32AllShapes) {
   }
 }
 
+// A compiler's output-channel slices of 16 or 48 get 16-wide panels on AVX-512 instead of
+// 32-wide ones half full of padding; each output is the same FMA chain over k, so the first
+// 48 columns of a 48-column GEMM and of a 64-column GEMM with the same rows are the same bits.
+TEST(Gemm, NarrowPanelsGiveTheWidePanelsBits) {
+  IsaGuard guard;
+  constexpr size_t m = 37, k = 700, wide = 64, narrow = 48;
+  const std::vector<float> a = random_floats(m * k), b = random_floats(wide * k);
+  const auto run = [&](size_t n) {
+    const kern::PackedF32 packed(b.data(), k, n, k);
+    std::vector<float> c(m * n);
+    kern::gemm_f32(
+        packed, m,
+        [&](size_t m0, size_t rows, float* dst, size_t lda) {
+          for (size_t r = 0; r < rows; ++r)
+            std::copy_n(a.data() + (m0 + r) * k, k, dst + r * lda);
+        },
+        [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+          for (size_t r = 0; r < rows; ++r)
+            std::copy_n(acc + r * ldc, n, c.data() + (m0 + r) * n);
+        });
+    return std::pair{c, packed.kernel().nr};
+  };
+  for (kern::Isa isa : kIsas) {
+    kern::set_kernel_isa(isa);
+    const auto [cw, nr_wide] = run(wide);
+    const auto [cn, nr_narrow] = run(narrow);
+    if (kern::selected_isa() == kern::Isa::Avx512) {
+      EXPECT_EQ(nr_wide, 32u);
+      EXPECT_EQ(nr_narrow, 16u);
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < m; ++i)
+      for (size_t j = 0; j < narrow; ++j)
+        if (std::memcmp(&cw[i * wide + j], &cn[i * narrow + j], 4) != 0 && bad++ < 5)
+          ADD_FAILURE() << "isa " << static_cast<int>(isa) << " at " << i << "," << j << ": "
+                        << cw[i * wide + j] << " vs " << cn[i * narrow + j];
+    EXPECT_EQ(bad, 0u);
+  }
+}
+
 // --------------------------------------------------------------------------------- matmul
 
 struct MatmulCase {
