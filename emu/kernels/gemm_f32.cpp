@@ -11,6 +11,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NPU_KERN_X86 1
+#include <immintrin.h>
 #endif
 
 namespace npu::emu::kern {
@@ -87,6 +88,31 @@ constexpr F32Kernel kAvx512{8, 32, block_avx512};
   block_impl<V16, 8, 1>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
 constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16};
+
+/// Packs panels of 16 or 32 columns with one masked gather per 16 columns and k step (the
+/// scalar transpose below moves one float per load and store): out[kk][j] = B[j][kk], zero
+/// in the padding columns. Needs 15 * ldb * 4 < 2^31 (the gather's 32-bit offsets).
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void pack_avx512(const std::byte* b, size_t ldb,
+                                                              size_t n, size_t k, size_t nr,
+                                                              size_t panels, float* data) {
+  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+                                                            11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(static_cast<int>(ldb)));
+  for (size_t p = 0; p < panels; ++p) {
+    float* out = data + p * k * nr;
+    for (size_t h = 0; h < nr; h += 16) {
+      const size_t j0 = p * nr + h;
+      const size_t valid = j0 < n ? std::min<size_t>(16, n - j0) : 0;
+      const auto mask = static_cast<__mmask16>((uint32_t{1} << valid) - 1);
+      const auto* col = reinterpret_cast<const float*>(b + j0 * ldb * sizeof(float));
+      for (size_t kk = 0; kk < k; ++kk)
+        _mm512_storeu_ps(out + kk * nr + h,
+                         valid == 0 ? _mm512_setzero_ps()
+                                    : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, rows,
+                                                               col + kk, 4));
+    }
+  }
+}
 #endif
 
 }  // namespace
@@ -118,10 +144,16 @@ PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
       k_(k),
       panels_((n + kern_->nr - 1) / kern_->nr),
       data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {
+  const size_t nr = kern_->nr;
+#ifdef NPU_KERN_X86
+  if ((kern_ == &kAvx512 || kern_ == &kAvx512N16) && ldb < (size_t{1} << 25)) {
+    pack_avx512(b, ldb, n, k, nr, panels_, data_.get());
+    return;
+  }
+#endif
   // Transposed in tiles of kTile k-steps x nr columns: one cache line of each B row in, a
   // few KiB out, so neither side streams through the cache with a large stride.
   constexpr size_t kTile = 16;
-  const size_t nr = kern_->nr;
   for (size_t p = 0; p < panels_; ++p) {
     float* out = data_.get() + p * k * nr;
     const size_t nvalid = std::min(nr, n - p * nr);
