@@ -151,12 +151,22 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
         return;
       }
       const int64_t cg = g.cin_g;
+      // Without groups and dilation along x, a row's taps kx = 0..kw-1 are consecutive input
+      // pixels: one copy of kw * ic floats when all of them are inside the input.
+      const bool runs = g.groups == 1 && g.dw == 1;
       for (size_t r = 0; r < rows; ++r) {
         const int64_t m = static_cast<int64_t>(m0 + r);
         const int64_t oy = m / g.ow, ox = m % g.ow;
         float* d = dst + r * lda;
+        const int64_t ix0 = ox * g.sw - g.pl;
+        const bool row_inside = runs && ix0 >= 0 && ix0 + g.kw <= g.iw;
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+          if (row_inside && iy >= 0 && iy < g.ih) {
+            std::memcpy(d, in + (iy * g.iw + ix0) * g.ic * 4, static_cast<size_t>(g.kw * cg) * 4);
+            d += g.kw * cg;
+            continue;
+          }
           for (int64_t kx = 0; kx < g.kw; ++kx, d += cg) {
             const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
             if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw)
