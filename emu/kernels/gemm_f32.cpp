@@ -81,9 +81,8 @@ constexpr F32Kernel kAvx2{6, 16, block_avx2};
 constexpr F32Kernel kAvx512{8, 32, block_avx512};
 
 [[gnu::target("avx512f,avx512vl,avx2,fma")]] void block_avx512_n16(const float* a, size_t lda,
-                                                                   size_t rows,
-                                                                   const float* panel, size_t kc,
-                                                                   float* c, size_t ldc,
+                                                                   size_t rows, const float* panel,
+                                                                   size_t kc, float* c, size_t ldc,
                                                                    bool accumulate) {
   block_impl<V16, 8, 1>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
@@ -95,9 +94,9 @@ constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16};
 [[gnu::target("avx512f,avx512vl,avx2,fma")]] void pack_avx512(const std::byte* b, size_t ldb,
                                                               size_t n, size_t k, size_t nr,
                                                               size_t panels, float* data) {
-  const __m512i rows = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
-                                                            11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(static_cast<int>(ldb)));
+  const __m512i rows =
+      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                         _mm512_set1_epi32(static_cast<int>(ldb)));
   for (size_t p = 0; p < panels; ++p) {
     float* out = data + p * k * nr;
     for (size_t h = 0; h < nr; h += 16) {
@@ -106,10 +105,10 @@ constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16};
       const auto mask = static_cast<__mmask16>((uint32_t{1} << valid) - 1);
       const auto* col = reinterpret_cast<const float*>(b + j0 * ldb * sizeof(float));
       for (size_t kk = 0; kk < k; ++kk)
-        _mm512_storeu_ps(out + kk * nr + h,
-                         valid == 0 ? _mm512_setzero_ps()
-                                    : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, rows,
-                                                               col + kk, 4));
+        _mm512_storeu_ps(
+            out + kk * nr + h,
+            valid == 0 ? _mm512_setzero_ps()
+                       : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, rows, col + kk, 4));
     }
   }
 }

@@ -98,34 +98,51 @@ void Scheduler::run_loop() {
       spin_until([&] { return queued_.load(std::memory_order_acquire) != seen; });
       lk.lock();
     }
-    while (!stop_ && runlists_empty()) {
+    // A job a WAIT runs on its own thread (fence.cpp) keeps the runner out until it retires.
+    while (!stop_ && (runlists_empty() || running_ != nullptr)) {
       runner_idle_ = true;
       work_cv_.wait(lk);
       runner_idle_ = false;
     }
     if (stop_) break;
-    std::shared_ptr<Job> job = pick_locked();
-    job->ctx->running = true;
-    running_ = job.get();
-    running_since_ = Clock::now();
-    reset_issued_ = false;
-    job->start_ns = monotonic_ns();
-    const bool wake_watchdog = watchdog_idle_ && watchdog_.count() > 0;
-    lk.unlock();
-    if (wake_watchdog) watchdog_cv_.notify_one();
-
-    log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
-    JobOptions options;
-    options.racecheck = job->racecheck;
-    JobResult result = device_.run(job->program, job->mmu, options);
-    const uint64_t end_ns = monotonic_ns();
-    job->release_inputs();  // the runner owns the inputs of a dequeued job
-
-    lk.lock();
-    const bool reset = reset_issued_;
-    running_ = nullptr;
-    retire_locked(*job, std::move(result), end_ns, reset);
+    run_picked(lk, pick_locked());
   }
+}
+
+void Scheduler::run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job> job) {
+  job->ctx->running = true;
+  running_ = job.get();
+  running_since_ = Clock::now();
+  reset_issued_ = false;
+  job->start_ns = monotonic_ns();
+  const bool wake_watchdog = watchdog_idle_ && watchdog_.count() > 0;
+  lk.unlock();
+  if (wake_watchdog) watchdog_cv_.notify_one();
+
+  log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
+  JobOptions options;
+  options.racecheck = job->racecheck;
+  JobResult result = device_.run(job->program, job->mmu, options);
+  const uint64_t end_ns = monotonic_ns();
+  job->release_inputs();  // the thread that ran a dequeued job owns its inputs
+
+  lk.lock();
+  const bool reset = reset_issued_;
+  running_ = nullptr;
+  retire_locked(*job, std::move(result), end_ns, reset);
+}
+
+bool Scheduler::waiter_may_run_locked(const Job& job, Clock::time_point deadline) const {
+  if (stop_ || running_ != nullptr || job.retired) return false;
+  // The next pick: the first context of the highest non-empty priority, its oldest job.
+  for (auto it = runlists_.rbegin(); it != runlists_.rend(); ++it) {
+    if (it->empty()) continue;
+    const Context& ctx = *it->front();
+    if (ctx.queue.empty() || ctx.queue.front().get() != &job) return false;
+    if (deadline == Clock::time_point::max()) return true;
+    return watchdog_.count() > 0 && deadline - Clock::now() > watchdog_ + watchdog_ / 2;
+  }
+  return false;
 }
 
 void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,

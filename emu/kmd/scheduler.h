@@ -16,6 +16,13 @@
 // thread). Before parking, the runner and WAIT spin briefly (npu/emu/spin_wait.h) on two
 // lock-free counters, jobs queued and jobs retired, so a job submitted or retired within
 // microseconds is picked up without a futex wake-up (issue 9).
+//
+// WAIT runs the job itself when it would otherwise sleep while the device idles: the job it
+// waits for is the next one the runner would pick, no job is running, and its deadline cannot
+// pass before the job ends (no deadline, or one past the watchdog period, which bounds any job).
+// The job then runs on the waiting thread exactly as on the runner (the same bookkeeping, the
+// watchdog, retirement), and a job submitted and waited for costs no thread hand-off at all.
+// The runner never starts a job while another one runs, whichever thread runs it.
 #pragma once
 
 #include <array>
@@ -69,6 +76,11 @@ class Scheduler {
   using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC on Linux
 
   void run_loop();
+  /// Runs `job` (just picked, mu_ held by `lk`) on this thread and retires it; returns with
+  /// `lk` held again.
+  void run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job> job);
+  /// Whether a WAIT for `job` until `deadline` may run it on the waiting thread (see above).
+  bool waiter_may_run_locked(const Job& job, Clock::time_point deadline) const;
   void watchdog_loop();  // watchdog.cpp
   bool runlists_empty() const;
   std::shared_ptr<Job> pick_locked();
@@ -90,7 +102,7 @@ class Scheduler {
   bool runner_idle_ = false;
   bool watchdog_idle_ = false;
 
-  // The job on the device (runner sets, watchdog reads).
+  // The job on the device (the thread running it sets it, the watchdog reads it).
   Job* running_ = nullptr;
   Clock::time_point running_since_{};
   bool reset_issued_ = false;  // the watchdog reset the device during running_

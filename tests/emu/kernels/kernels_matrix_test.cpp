@@ -358,12 +358,10 @@ TEST(Gemm, NarrowPanelsGiveTheWidePanelsBits) {
     kern::gemm_f32(
         packed, m,
         [&](size_t m0, size_t rows, float* dst, size_t lda) {
-          for (size_t r = 0; r < rows; ++r)
-            std::copy_n(a.data() + (m0 + r) * k, k, dst + r * lda);
+          for (size_t r = 0; r < rows; ++r) std::copy_n(a.data() + (m0 + r) * k, k, dst + r * lda);
         },
         [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
-          for (size_t r = 0; r < rows; ++r)
-            std::copy_n(acc + r * ldc, n, c.data() + (m0 + r) * n);
+          for (size_t r = 0; r < rows; ++r) std::copy_n(acc + r * ldc, n, c.data() + (m0 + r) * n);
         });
     return std::pair{c, packed.kernel().nr};
   };

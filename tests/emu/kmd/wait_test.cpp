@@ -1,7 +1,12 @@
 // WAIT: success, poll, timeout, unknown seqnos, the retention window, CTX_DESTROY and close.
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/ringbuffer_sink.h>
+
+#include <sstream>
 #include <thread>
 
 #include "kmd_fixture.h"
+#include "log.h"
 
 namespace npu::emu::test {
 namespace {
@@ -31,6 +36,56 @@ TEST(KmdWait, EmptyJobRetiresOk) {
   EXPECT_EQ(c.wait(ctx, seqno, 0, &w), 0);
   EXPECT_EQ(w.status, DRM_NPU_JOB_OK);
   EXPECT_EQ(c.ctx_state(ctx).last_completed, seqno);
+}
+
+/// Submits and waits for `rounds` empty jobs, each after the runner has gone idle, and returns
+/// how many of them ran on the waiting thread (from the driver's "run ctx" trace lines, which
+/// carry the thread id).
+int jobs_run_by_waiter(Kmd& kmd, int rounds, int64_t (*deadline)()) {
+  auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(static_cast<size_t>(rounds) * 4);
+  sink->set_formatter(std::make_unique<spdlog::pattern_formatter>("%t %v"));
+  kmd::log().sinks().push_back(sink);
+  const auto level = kmd::log().level();
+  kmd::log().set_level(spdlog::level::trace);
+  Client c(kmd);
+  const uint32_t ctx = c.ctx();
+  EmptyJob e(c);
+  for (int i = 0; i < rounds; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(500));  // the runner parks
+    uint64_t seqno = 0;
+    EXPECT_EQ(c.submit(ctx, e.bo, e.bytes.size(), {ref(e.bo, kR)}, 0, &seqno), 0);
+    drm_npu_wait w{};
+    EXPECT_EQ(c.wait(ctx, seqno, deadline(), &w), 0);
+    EXPECT_EQ(w.status, DRM_NPU_JOB_OK);
+  }
+  const auto lines = sink->last_formatted();
+  kmd::log().sinks().pop_back();
+  kmd::log().set_level(level);
+  std::ostringstream me;
+  me << spdlog::details::os::thread_id();
+  int runs = 0, mine = 0;
+  for (const std::string& l : lines) {
+    if (l.find(" run ctx ") == std::string::npos) continue;
+    ++runs;
+    mine += l.rfind(me.str() + " ", 0) == 0;
+  }
+  EXPECT_EQ(runs, rounds);
+  return mine;
+}
+
+// A WAIT without a deadline for the next job while the device idles runs the job on the
+// waiting thread (no hand-off to the runner and back). The runner may still win the race for
+// one job; over many it does not win every one.
+TEST(KmdWait, WaiterRunsTheNextJobWhenTheDeviceIdles) {
+  Kmd kmd;
+  EXPECT_GT(jobs_run_by_waiter(kmd, 100, [] { return std::numeric_limits<int64_t>::max(); }), 0);
+}
+
+// A deadline the job could outlive (inside 1.5 watchdog periods) is never risked: the runner
+// runs the job and the WAIT sleeps, so it can return at its deadline.
+TEST(KmdWait, WaiterWithANearDeadlineLeavesTheJobToTheRunner) {
+  Kmd kmd(config_with_watchdog(60'000));
+  EXPECT_EQ(jobs_run_by_waiter(kmd, 50, [] { return deadline_ms(5000); }), 0);
 }
 
 TEST(KmdWait, ArgumentErrors) {
