@@ -81,15 +81,21 @@ test-plain: build
 
 # The sanitizer stages leave out the packaging test (label "package": install, then build a
 # consumer project, about 3 minutes alone under ASan): it checks the install tree, which the
-# plain stage already does, not memory or thread safety.
+# plain stage already does, not memory or thread safety. They build with line tables only
+# (-g1: enough for the sanitizers' stack traces, a fraction of the full debug information's
+# compile and link time).
+SAN_DEBUG_FLAGS = -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCMAKE_C_FLAGS_DEBUG=-g1
+SAN_RELDEB_FLAGS = "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" \
+    "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
 test-asan: deps
-	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNPU_SANITIZE=address,undefined $(CMAKE_FLAGS)
+	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DNPU_SANITIZE=address,undefined \
+	    $(SAN_DEBUG_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ctest $(CTEST_FLAGS) -LE '^package$$'
 
 test-tsan: deps
 	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPU_SANITIZE=thread \
-	    -DNPU_BUILD_COMPILER=OFF $(CMAKE_FLAGS)
+	    -DNPU_BUILD_COMPILER=OFF $(SAN_RELDEB_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS)
 	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest $(CTEST_FLAGS)
 
@@ -99,7 +105,7 @@ FUZZ_SECONDS ?= 60
 build-fuzz: deps
 	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
 	    -DCMAKE_CXX_COMPILER=clang++ -DNPU_SANITIZE=address,undefined -DNPU_BUILD_FUZZERS=ON \
-	    $(CMAKE_FLAGS)
+	    $(SAN_RELDEB_FLAGS) $(CMAKE_FLAGS)
 	cmake --build build-fuzz -j $(JOBS) --target fuzzers
 
 fuzz: build-fuzz
