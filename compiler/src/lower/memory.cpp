@@ -21,8 +21,8 @@ uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
       return kConstantsVa + off;
   }
   const uint64_t off = align64(bytes_.size());
-  bytes_.resize(off + bytes.size());
-  if (!bytes.empty()) std::memcpy(bytes_.data() + off, bytes.data(), bytes.size());
+  bytes_.resize(off);  // zero padding to the alignment; the blob is copied without a zero fill
+  bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
   index_.emplace(h, off);
   return kConstantsVa + off;
 }
