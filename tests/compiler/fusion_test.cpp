@@ -327,6 +327,32 @@ TEST(FuseLayerNorm, AxesThatAreNotTrailingOrNotKeptAreNotFused) {
   expect_not_fused(testing::layernorm_formula(k), 7);
 }
 
+// A dynamic batch: the normalized dims are static, the leading one is not.
+TEST(FuseLayerNorm, SymbolicBatch) {
+  LayerNormFormula f;
+  f.symbolic_batch = true;
+  f.gamma = f.beta = {8};
+  auto g = fuse_formula(testing::layernorm_formula(f));
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 1u) << to_string(*g);
+  EXPECT_EQ(g->nodes[0].op_type, "LayerNormalization");
+  EXPECT_EQ(g->nodes[0].attr_int("axis", -100), 2);
+  // The normalized dim itself symbolic: no Scale shape to check gamma against.
+  f.dims = {2, 8};
+  f.axes = {0, 1};
+  f.gamma = f.beta = {2, 8};
+  expect_not_fused(testing::layernorm_formula(f), 9);
+}
+
+// An eps of a higher rank broadcasts the result beyond x's shape: not a LayerNormalization.
+TEST(FuseLayerNorm, EpsThatBroadcastsTheResultIsNotFused) {
+  auto b = testing::layernorm_formula(LayerNormFormula{});
+  for (auto& t : *b.graph().mutable_initializer()) {
+    if (t.name() == "eps") t.add_dims(1), t.add_dims(1), t.add_dims(1), t.add_dims(1);
+  }
+  expect_not_fused(b, 7);
+}
+
 // A gamma that broadcasts within the normalized axes (here [3, 8] for a LayerNorm over the
 // last axis only) is no LayerNormalization Scale: the normalization is fused, Mul and Add stay.
 TEST(FuseLayerNorm, GammaOfAnotherShapeStaysAMul) {

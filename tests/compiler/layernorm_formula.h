@@ -26,6 +26,7 @@ struct LayerNormFormula {
   std::vector<int64_t> gamma;  // shape of gamma; empty: no Mul
   std::vector<int64_t> beta;   // shape of beta; empty: no Add
   float eps = 1e-5f;
+  bool symbolic_batch = false;  // x's dim 0 is the symbol N
   bool constant_nodes = false;  // 2 and eps as Constant nodes (as torch.onnx writes them)
 };
 
@@ -39,7 +40,9 @@ inline std::vector<float> formula_values(int64_t n, float base, float step) {
 /// A model with input "x" and output "y" computing `f`.
 inline ModelBuilder layernorm_formula(const LayerNormFormula& f) {
   ModelBuilder b(f.opset);
-  b.input("x", std::vector<DimSpec>(f.dims.begin(), f.dims.end()));
+  std::vector<DimSpec> x_dims(f.dims.begin(), f.dims.end());
+  if (f.symbolic_batch) x_dims[0] = std::string("N");
+  b.input("x", x_dims);
   auto scalar = [&](const std::string& name, float v) {
     if (!f.constant_nodes) {
       b.init_f(name, {}, {v});

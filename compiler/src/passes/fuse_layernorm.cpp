@@ -3,19 +3,22 @@
 //   mean = ReduceMean(x, axes, keepdims=1)    d = Sub(x, mean)
 //   v = ReduceMean(Pow(d, 2), axes)           (or Mul(d, d))
 //   n = Div(d, Sqrt(Add(v, eps)))             y = Add(Mul(n, gamma), beta)   (Mul, Add optional)
-// which on the device is nine separately planned vector layers with every intermediate staged
-// in DRAM. The LayerNormalization lowering runs the same steps through SRAM-sized fp32
-// temporaries, so the chain becomes one LayerNormalization node (opset 17 semantics: axis =
-// the first reduced axis, epsilon from the constant, Scale = gamma or ones, B = beta or none).
+// nine nodes that are placed, stored and lowered one by one (in the storage precision: fp16
+// statistics under --precision fp16). The chain becomes one LayerNormalization node, as an
+// opset-17 export has it (opset 17 semantics: axis = the first reduced axis, epsilon from the
+// constant, Scale = gamma or ones, B = beta or none), which the layernorm lowering emits as
+// one unit with its statistics in fp32.
 // Matched only where that is exactly the same function: the reduced axes (ReduceMean's
 // attribute before opset 18, its constant input from 18) are the trailing axes of x without a
 // gap, both ReduceMeans reduce the same axes with keepdims=1, eps is a one-element constant,
-// gamma/beta are constants of x's normalized dims (leading 1s allowed), and every
-// intermediate has no reader outside the chain and is not a graph output — d is read by
-// exactly the squaring node and the Div. Either operand order is accepted where the op
+// gamma/beta are constants of x's normalized dims (leading 1s allowed), no operand broadcasts
+// the result beyond x's shape, the normalized dims are static (a batch may be symbolic), and
+// every intermediate has no reader outside the chain and is not a graph output — d is read
+// by exactly the squaring node and the Div. Either operand order is accepted where the op
 // commutes (the Adds, the Muls), never for Sub or Div. float32 only: LayerNormalization
 // computes its statistics in float32 (stash_type 1), which would change a float64 chain, and
-// the host implementation has no float16.
+// the host implementation has no float16. A gamma (beta) that does not qualify stays a Mul
+// (Add) after the fused normalization.
 #include <cmath>
 #include <set>
 
@@ -162,22 +165,29 @@ class FuseLayerNormPass final : public Pass {
     const ValueId s = g.nodes[static_cast<size_t>(sqrt)].outputs[0];
     if (sole_reader(g, s) != div || !is_binary(g.nodes[static_cast<size_t>(div)], "Div", d, s))
       return false;
+    // n has x's shape (no operand broadcast it further), and the normalized dims are static
+    // (leading ones, a batch, may be symbolic).
+    ValueId last_out = g.nodes[static_cast<size_t>(div)].outputs[0];
+    if (g.value(last_out).shape != g.value(x).shape) return false;
+    const Shape& x_shape = *g.value(x).shape;
+    std::vector<int64_t> normalized;
+    for (auto it = x_shape.begin() + axis; it != x_shape.end(); ++it) {
+      if (!it->is_static()) return false;
+      normalized.push_back(it->value);
+    }
     std::vector<int> parts = {static_cast<int>(r1), sub, square, r2, add_eps, sqrt, div};
     // Optional * gamma, then optional + beta.
-    const auto dims = *g.value(x).static_dims();  // static: infer-shapes ran, the axes check
-    const std::vector<int64_t> normalized(dims.begin() + axis, dims.end());
     ValueId scale = kNoValue, bias = kNoValue;
-    ValueId last_out = g.nodes[static_cast<size_t>(div)].outputs[0];
     if (const int mul = sole_reader(g, last_out); mul >= 0) {
       const auto gamma = other_operand(g.nodes[static_cast<size_t>(mul)], "Mul", last_out);
-      if (gamma && (scale = affine_param(g, *gamma, normalized, dims.size(), type)) >= 0) {
+      if (gamma && (scale = affine_param(g, *gamma, normalized, x_shape.size(), type)) >= 0) {
         parts.push_back(mul);
         last_out = g.nodes[static_cast<size_t>(mul)].outputs[0];
       }
     }
     if (const int add = sole_reader(g, last_out); add >= 0) {
       const auto beta = other_operand(g.nodes[static_cast<size_t>(add)], "Add", last_out);
-      if (beta && (bias = affine_param(g, *beta, normalized, dims.size(), type)) >= 0)
+      if (beta && (bias = affine_param(g, *beta, normalized, x_shape.size(), type)) >= 0)
         parts.push_back(add);
     }
     if (scale < 0) {  // LayerNormalization's Scale is not optional: ones
