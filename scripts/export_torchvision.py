@@ -26,7 +26,7 @@ nodes in the ONNX file (so the compiler's own folding is exercised); --fold-bn l
 exporter fold it into the convolutions instead (what a plain eval-mode export does).
 
 Usage: scripts/export_torchvision.py OUTDIR [--models resnet18,mobilenet_v2,squeezenet1_1]
-                                            [--threads 1] [--fold-bn] [--runs 10]
+                                            [--threads 1] [--fold-bn] [--runs 10] [--opset N]
 """
 import argparse
 import os
@@ -205,6 +205,7 @@ def build_model(name):
 def export_one(name, outdir, args):
     t0 = time.time()
     model, shape, opset, n_bn = build_model(name)
+    opset = args.opset or opset
 
     g = torch.Generator().manual_seed(2)
     x = torch.empty(shape).normal_(0.0, 1.0, generator=g)
@@ -290,6 +291,10 @@ def main():
     ap.add_argument("--runs", type=int, default=10, help="timed inferences (default: %(default)s)")
     ap.add_argument("--fold-bn", action="store_true",
                     help="let the exporter fold BatchNormalization into Conv")
+    ap.add_argument("--opset", type=int, default=0,
+                    help="export every model at this opset instead of its own (e.g. 13 for "
+                         "transformer_block: LayerNorm as its ReduceMean/Sub/Pow/Sqrt/Div "
+                         "formula, which the compiler's fuse-layernorm pass fuses back)")
     ap.add_argument("--float16", action="store_true",
                     help="convert model.onnx and input.npy to float16 after the export "
                          "(expected.npy stays PyTorch's float32 result)")

@@ -1,10 +1,14 @@
 // The fusion passes: BatchNorm folded into Conv (checked numerically against the unfused
-// math), Conv + bias Add + Relu, MatMul + Add + Clip, Gemm + Add.
+// math), Conv + bias Add + Relu, MatMul + Add + Clip, Gemm + Add, and the LayerNorm formula
+// into one LayerNormalization (the rewritten graph here; lower_test.cpp checks its numbers on
+// the device against the formula run node by node on the host).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "layernorm_formula.h"
 #include "model_builder.h"
 #include "npu/compiler/pass_manager.h"
 
@@ -171,6 +175,197 @@ TEST(Fusion, MatMulAddClipAndGemmAdd) {
   EXPECT_EQ(format::to_floats(*g->constant(mm.input(2))), (std::vector<float>{1, 2, 3, 4, 5}));
   EXPECT_EQ(format::to_floats(*g->constant(gemm.input(2))), (std::vector<float>{7, 8, 9}));
   EXPECT_FALSE(gemm.activation);
+}
+
+// ---- fuse-layernorm -------------------------------------------------------------------------
+
+using testing::LayerNormFormula;
+
+/// The opset-18 form of ReduceMean: its axes attribute becomes a constant input.
+void axes_as_inputs(Graph& g) {
+  for (Node& n : g.nodes) {
+    if (n.op_type != "ReduceMean" || !n.has_attr("axes")) continue;
+    const std::vector<int64_t> axes = n.attr_ints("axes");
+    n.inputs.push_back(g.add_constant(
+        n.name + "_axes", NpyArray::of<int64_t>({static_cast<int64_t>(axes.size())}, axes)));
+    n.attrs.erase("axes");
+    n.opset = 18;
+  }
+}
+
+/// `b` imported (in the opset-18 form when `opset18`) and run through the passes before
+/// fuse-layernorm and it.
+Expected<Graph> fuse_formula(const testing::ModelBuilder& b, bool opset18 = false) {
+  auto g = b.import();
+  if (!g) return g.error();
+  if (opset18) axes_as_inputs(*g);
+  NPU_TRY(
+      run_passes(*g, {"fold-constants", "remove-identities", "infer-shapes", "fuse-layernorm"}));
+  return g;
+}
+
+struct LnCase {
+  const char* name;
+  LayerNormFormula f;
+  bool opset18;  // ReduceMean's axes as an input
+  int64_t axis;  // expected on the LayerNormalization
+};
+
+void PrintTo(const LnCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+LnCase ln_case(const char* name, int64_t opset, std::vector<int64_t> axes, bool mul_square,
+               std::vector<int64_t> gamma, std::vector<int64_t> beta, int64_t axis,
+               std::vector<int64_t> dims = {2, 3, 8}) {
+  LnCase c{name, {}, opset >= 18, axis};
+  c.f.opset = std::min<int64_t>(opset, 17);
+  c.f.dims = std::move(dims);
+  c.f.axes = std::move(axes);
+  c.f.mul_square = mul_square;
+  c.f.gamma = std::move(gamma);
+  c.f.beta = std::move(beta);
+  return c;
+}
+
+std::vector<LnCase> ln_cases() {
+  std::vector<LnCase> c = {
+      ln_case("opset13_pow_affine", 13, {-1}, false, {8}, {8}, 2),
+      ln_case("opset13_mul_plain", 13, {-1}, true, {}, {}, 2),
+      ln_case("opset18_pow_gamma", 18, {-1}, false, {8}, {}, 2),
+      ln_case("opset18_mul_beta", 18, {2}, true, {}, {8}, 2),
+      ln_case("opset13_two_axes", 13, {1, 2}, false, {3, 8}, {1, 3, 8}, 1),
+      ln_case("opset18_two_axes_unordered", 18, {-1, -2}, true, {1, 3, 8}, {3, 8}, 1),
+      ln_case("opset13_rank2", 13, {-1}, false, {16}, {16}, 1, {5, 16}),
+  };
+  c.push_back(ln_case("opset13_torch_constants", 13, {-1}, false, {8}, {8}, 2));
+  c.back().f.constant_nodes = true;
+  c.back().f.eps = 1e-6f;
+  return c;
+}
+
+class LayerNormForms : public ::testing::TestWithParam<LnCase> {};
+
+TEST_P(LayerNormForms, BecomeOneLayerNormalization) {
+  const LayerNormFormula& f = GetParam().f;
+  auto g = fuse_formula(testing::layernorm_formula(f), GetParam().opset18);
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 1u) << to_string(*g);
+  const Node& ln = g->nodes[0];
+  ASSERT_EQ(ln.op_type, "LayerNormalization") << to_string(*g);
+  EXPECT_EQ(ln.opset, 17);
+  EXPECT_EQ(ln.attr_int("axis", -100), GetParam().axis);
+  EXPECT_FLOAT_EQ(ln.attr_float("epsilon", -1.0f), f.eps);
+  EXPECT_EQ(g->value(ln.input(0)).name, "x");
+  EXPECT_EQ(g->value(ln.outputs[0]).name, "y");
+  const std::vector<int64_t> normalized(f.dims.begin() + GetParam().axis, f.dims.end());
+  // Scale: gamma's values (in the normalized shape), or ones.
+  const NpyArray* scale = g->constant(ln.input(1));
+  ASSERT_NE(scale, nullptr);
+  EXPECT_EQ(scale->shape, normalized);
+  const int64_t len = scale->num_elements();
+  EXPECT_EQ(format::to_floats(*scale), f.gamma.empty()
+                                           ? std::vector<float>(static_cast<size_t>(len), 1.0f)
+                                           : testing::formula_values(len, 0.75f, 0.1f));
+  // B: beta, or absent.
+  if (f.beta.empty()) {
+    EXPECT_EQ(ln.inputs.size(), 2u);
+  } else {
+    ASSERT_EQ(ln.inputs.size(), 3u);
+    const NpyArray* bias = g->constant(ln.input(2));
+    ASSERT_NE(bias, nullptr);
+    EXPECT_EQ(bias->shape, normalized);
+    EXPECT_EQ(format::to_floats(*bias), testing::formula_values(len, -0.3f, 0.1f));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FuseLayerNorm, LayerNormForms, ::testing::ValuesIn(ln_cases()),
+                         [](const ::testing::TestParamInfo<LnCase>& p) { return p.param.name; });
+
+/// Nodes of the formula left as written: count of LayerNormalization, of all nodes.
+void expect_not_fused(const testing::ModelBuilder& b, size_t nodes, bool opset18 = false) {
+  auto g = fuse_formula(b, opset18);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(count_ops(*g, "LayerNormalization"), 0u) << to_string(*g);
+  EXPECT_EQ(g->nodes.size(), nodes) << to_string(*g);
+}
+
+TEST(FuseLayerNorm, IntermediateWithASecondReaderIsNotFused) {
+  LayerNormFormula f;
+  f.gamma = f.beta = {8};
+  {
+    auto b = testing::layernorm_formula(f);
+    b.output("d");  // the centered input, read by a third party (the graph's outputs)
+    expect_not_fused(b, 9);
+  }
+  {
+    auto b = testing::layernorm_formula(f);
+    b.output("var");  // the variance
+    expect_not_fused(b, 9);
+  }
+  {
+    auto b = testing::layernorm_formula(f);
+    b.node("Relu", {"sq"}, {"r"});  // the square, read by another node
+    b.output("r");
+    expect_not_fused(b, 10);
+  }
+}
+
+TEST(FuseLayerNorm, AxesThatAreNotTrailingOrNotKeptAreNotFused) {
+  LayerNormFormula f;
+  f.gamma = f.beta = {8};
+  f.axes = {1};  // the middle axis
+  expect_not_fused(testing::layernorm_formula(f), 9);
+  f.axes = {0, 2};  // the last axis, but with a gap
+  expect_not_fused(testing::layernorm_formula(f), 9);
+  f.axes = {-2};
+  expect_not_fused(testing::layernorm_formula(f), 9, /*opset18=*/true);
+  // keepdims=0: x [4,4] - mean [4] broadcasts along the other axis, a different function.
+  LayerNormFormula k;
+  k.dims = {4, 4};
+  k.keepdims = 0;
+  expect_not_fused(testing::layernorm_formula(k), 7);
+}
+
+// A dynamic batch: the normalized dims are static, the leading one is not.
+TEST(FuseLayerNorm, SymbolicBatch) {
+  LayerNormFormula f;
+  f.symbolic_batch = true;
+  f.gamma = f.beta = {8};
+  auto g = fuse_formula(testing::layernorm_formula(f));
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 1u) << to_string(*g);
+  EXPECT_EQ(g->nodes[0].op_type, "LayerNormalization");
+  EXPECT_EQ(g->nodes[0].attr_int("axis", -100), 2);
+  // The normalized dim itself symbolic: no Scale shape to check gamma against.
+  f.dims = {2, 8};
+  f.axes = {0, 1};
+  f.gamma = f.beta = {2, 8};
+  expect_not_fused(testing::layernorm_formula(f), 9);
+}
+
+// An eps of a higher rank broadcasts the result beyond x's shape: not a LayerNormalization.
+TEST(FuseLayerNorm, EpsThatBroadcastsTheResultIsNotFused) {
+  auto b = testing::layernorm_formula(LayerNormFormula{});
+  for (auto& t : *b.graph().mutable_initializer()) {
+    if (t.name() == "eps") t.add_dims(1), t.add_dims(1), t.add_dims(1), t.add_dims(1);
+  }
+  expect_not_fused(b, 7);
+}
+
+// A gamma that broadcasts within the normalized axes (here [3, 8] for a LayerNorm over the
+// last axis only) is no LayerNormalization Scale: the normalization is fused, Mul and Add stay.
+TEST(FuseLayerNorm, GammaOfAnotherShapeStaysAMul) {
+  LayerNormFormula f;
+  f.gamma = {3, 8};
+  f.beta = {8};
+  auto g = fuse_formula(testing::layernorm_formula(f));
+  ASSERT_TRUE(g) << g.error().message;
+  ASSERT_EQ(g->nodes.size(), 3u) << to_string(*g);
+  EXPECT_EQ(g->nodes[0].op_type, "LayerNormalization");
+  EXPECT_EQ(g->nodes[0].inputs.size(), 2u);  // ones, no B
+  EXPECT_EQ(g->nodes[1].op_type, "Mul");
+  EXPECT_EQ(g->nodes[2].op_type, "Add");
 }
 
 }  // namespace

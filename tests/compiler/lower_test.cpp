@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "layernorm_formula.h"
 #include "model_builder.h"
 #include "npu/compiler/compile.h"
 #include "npu/compiler/onnx_tensor.h"
@@ -202,9 +203,9 @@ class LowerTest : public ::testing::Test {
     auto dev = compile_graph(*g, co, name + ".onnx");
     // The oracle runs every ONNX node as written: no folding or fusion on the host side.
     co.host_only = true;
-    co.passes.disable = {"fuse-gelu",        "conv-transpose-to-conv",
-                         "einsum-to-matmul", "fold-batchnorm",
-                         "fuse-bias",        "fuse-activation"};
+    co.passes.disable = {"fuse-gelu",        "fuse-layernorm", "conv-transpose-to-conv",
+                         "einsum-to-matmul", "fold-batchnorm", "fuse-bias",
+                         "fuse-activation"};
     auto host = compile_graph(std::move(*g), co, name + ".onnx");
     if (!dev || !host) {
       ADD_FAILURE() << "compile: " << (dev ? host.error().message : dev.error().message);
@@ -782,6 +783,71 @@ TEST_F(LowerTest, GeluFormulaWithASecondReaderIsNotFused) {
   auto r = run_both(b, range(-4.0f, 4.0f));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->dev.device_ops, 5u) << r->dev.partition_report;
+}
+
+// LayerNorm as exporters before opset 17 write it (ReduceMean, Sub, Pow or Mul, ReduceMean,
+// Add, Sqrt, Div, optional Mul and Add) becomes one device LayerNormalization
+// (fuse-layernorm), matching the formula run node by node on the host. (The opset-18 form,
+// axes as an input, is checked on the graph in fusion_test.cpp: the importer reads opsets up
+// to 17.)
+struct LnRun {
+  const char* name;
+  testing::LayerNormFormula f;
+};
+
+void PrintTo(const LnRun& r, std::ostream* os) {
+  *os << r.name;
+}
+
+LnRun ln_run(const char* name, int64_t opset, I64 axes, bool mul_square, I64 gamma, I64 beta,
+             I64 dims = {2, 3, 8}) {
+  LnRun r{name, {}};
+  r.f.opset = opset;
+  r.f.axes = std::move(axes);
+  r.f.mul_square = mul_square;
+  r.f.gamma = std::move(gamma);
+  r.f.beta = std::move(beta);
+  r.f.dims = std::move(dims);
+  return r;
+}
+
+class LayerNormFormulas : public LowerTest, public ::testing::WithParamInterface<LnRun> {};
+
+TEST_P(LayerNormFormulas, FuseIntoOneDeviceLayerNorm) {
+  auto r = run_both(testing::layernorm_formula(GetParam().f), range(-3.0f, 5.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.device_ops, 1u) << r->dev.partition_report;
+  // The lowering's statistics: REDUCE mean and variance, one SQRT.
+  EXPECT_EQ(r->count("reduce"), 2u) << r->layer_list();
+  EXPECT_EQ(r->count("activation"), 1u) << r->layer_list();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lower, LayerNormFormulas,
+    ::testing::Values(ln_run("opset13_pow_affine", 13, {-1}, false, {8}, {8}),
+                      ln_run("opset13_mul_plain", 13, {-1}, true, {}, {}),
+                      ln_run("opset11_pow_gamma", 11, {-1}, false, {8}, {}),
+                      ln_run("opset16_mul_beta", 16, {2}, true, {}, {8}),
+                      ln_run("opset13_two_axes", 13, {1, 2}, false, {3, 8}, {1, 3, 8}),
+                      ln_run("opset13_rows_of_64", 13, {-1}, false, {64}, {64}, {4, 7, 64})),
+    [](const ::testing::TestParamInfo<LnRun>& p) { return std::string(p.param.name); });
+
+// Where the formula is not fused (an intermediate read elsewhere; a gamma that broadcasts
+// within the normalized axes, which stays a Mul after a fused normalization) the result is
+// still the formula's.
+TEST_F(LowerTest, LayerNormFormulaThatIsNotFullyFused) {
+  testing::LayerNormFormula f;
+  f.gamma = f.beta = {8};
+  auto b = testing::layernorm_formula(f);
+  b.output("var");
+  auto r = run_both(b, range(-3.0f, 5.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.device_ops, 9u) << r->dev.partition_report;
+
+  f.gamma = {3, 8};
+  r = run_both(testing::layernorm_formula(f), range(-3.0f, 5.0f));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->dev.device_ops, 3u) << r->dev.partition_report;
 }
 
 TEST_F(LowerTest, NhwcInputTransposedIntoConvIsZeroCopy) {
