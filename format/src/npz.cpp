@@ -60,9 +60,9 @@ struct Member {
   uint64_t compressed = 0, size = 0, local_offset = 0;
 };
 
-class Reader {
+class NpzReader {
  public:
-  Reader(std::span<const std::byte> bytes, std::string_view name) : b_(bytes), name_(name) {}
+  NpzReader(std::span<const std::byte> bytes, std::string_view name) : b_(bytes), name_(name) {}
 
   Expected<std::map<std::string, NpyArray>> read() {
     auto dir = directory();
@@ -277,7 +277,7 @@ Expected<std::vector<std::byte>> deflate_raw(std::span<const std::byte> in,
 
 Expected<std::map<std::string, NpyArray>> parse_npz(std::span<const std::byte> bytes,
                                                     std::string_view name) {
-  return Reader(bytes, name).read();
+  return NpzReader(bytes, name).read();
 }
 
 Expected<std::map<std::string, NpyArray>> read_npz(const std::string& path) {

@@ -8,7 +8,7 @@
 // no other reader and not be a graph output. The tanh approximation is not matched.
 #include <cmath>
 
-#include "npu/compiler/pass.h"
+#include "fusion_pass.h"
 
 namespace npu::compiler {
 
@@ -16,22 +16,14 @@ namespace {
 
 constexpr double kSqrt2 = 1.4142135623730951;
 
-/// `v` is a one-element constant equal to `want` (to float rounding).
-bool is_scalar(const Graph& g, ValueId v, double want) {
-  const NpyArray* c = g.constant(v);
-  if (!c || c->num_elements() != 1) return false;
-  return std::abs(format::number_at(*c, 0) - want) <= 1e-6 * std::abs(want);
-}
-
-class FuseGeluPass final : public Pass {
+class FuseGeluPass final : public FusionPass {
  public:
   std::string_view name() const override { return "fuse-gelu"; }
 
   Expected<bool> run(Graph& g) override {
     bool changed = false;
     producers_ = g.producers();
-    consumers_ = g.consumers();
-    dead_.assign(g.nodes.size(), false);
+    begin(g);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].op_type == "Erf" && g.nodes[i].domain.empty() && !dead_[i])
         changed = fuse_at(g, i) || changed;
@@ -41,21 +33,6 @@ class FuseGeluPass final : public Pass {
   }
 
  private:
-  /// The node reading `v` when it is the only one (and `v` is no graph output), else -1.
-  int sole_reader(const Graph& g, ValueId v) const {
-    if (v < 0 || g.is_graph_output(v)) return -1;
-    const auto& readers = consumers_[static_cast<size_t>(v)];
-    if (readers.size() != 1 || dead_[static_cast<size_t>(readers[0])]) return -1;
-    return readers[0];
-  }
-  /// Node `n` is `op` (default domain) with two inputs, one of them `v`: the other one.
-  static std::optional<ValueId> other_operand(const Node& n, const char* op, ValueId v) {
-    if (n.op_type != op || !n.domain.empty() || n.inputs.size() != 2) return std::nullopt;
-    if (n.inputs[0] == v) return n.inputs[1];
-    if (n.inputs[1] == v) return n.inputs[0];
-    return std::nullopt;
-  }
-
   bool fuse_at(Graph& g, size_t erf) {
     // x / sqrt(2) or x * (1 / sqrt(2))
     const ValueId scaled = g.nodes[erf].input(0);
@@ -116,8 +93,6 @@ class FuseGeluPass final : public Pass {
   }
 
   std::vector<int> producers_;
-  std::vector<std::vector<int>> consumers_;
-  std::vector<bool> dead_;
 };
 
 }  // namespace

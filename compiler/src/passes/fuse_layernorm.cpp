@@ -22,27 +22,19 @@
 #include <cmath>
 #include <set>
 
-#include "npu/compiler/pass.h"
+#include "fusion_pass.h"
 
 namespace npu::compiler {
 
 namespace {
 
-/// `v` is a one-element constant equal to `want` (to float rounding).
-bool is_scalar(const Graph& g, ValueId v, double want) {
-  const NpyArray* c = g.constant(v);
-  if (!c || c->num_elements() != 1) return false;
-  return std::abs(format::number_at(*c, 0) - want) <= 1e-6 * std::abs(want);
-}
-
-class FuseLayerNormPass final : public Pass {
+class FuseLayerNormPass final : public FusionPass {
  public:
   std::string_view name() const override { return "fuse-layernorm"; }
 
   Expected<bool> run(Graph& g) override {
     bool changed = false;
-    consumers_ = g.consumers();
-    dead_.assign(g.nodes.size(), false);
+    begin(g);
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       if (g.nodes[i].op_type == "ReduceMean" && g.nodes[i].domain.empty() && !dead_[i])
         changed = fuse_at(g, i) || changed;
@@ -52,20 +44,6 @@ class FuseLayerNormPass final : public Pass {
   }
 
  private:
-  /// The node reading `v` when it is the only one (and `v` is no graph output), else -1.
-  int sole_reader(const Graph& g, ValueId v) const {
-    if (v < 0 || g.is_graph_output(v)) return -1;
-    const auto& readers = consumers_[static_cast<size_t>(v)];
-    if (readers.size() != 1 || dead_[static_cast<size_t>(readers[0])]) return -1;
-    return readers[0];
-  }
-  /// Node `n` is `op` (default domain) with two inputs, one of them `v`: the other one.
-  static std::optional<ValueId> other_operand(const Node& n, const char* op, ValueId v) {
-    if (n.op_type != op || !n.domain.empty() || n.inputs.size() != 2) return std::nullopt;
-    if (n.inputs[0] == v) return n.inputs[1];
-    if (n.inputs[1] == v) return n.inputs[0];
-    return std::nullopt;
-  }
   /// Node `n` is `op` (default domain) computing `a op b` in that order.
   static bool is_binary(const Node& n, const char* op, ValueId a, ValueId b) {
     return n.op_type == op && n.domain.empty() && n.inputs.size() == 2 && n.inputs[0] == a &&
@@ -209,9 +187,6 @@ class FuseLayerNormPass final : public Pass {
     ln.attrs["epsilon"] = static_cast<float>(format::number_at(*eps_c, 0));
     return true;
   }
-
-  std::vector<std::vector<int>> consumers_;
-  std::vector<bool> dead_;
 };
 
 }  // namespace

@@ -47,14 +47,14 @@ void expect_close_half(const Outcome& o, uint8_t dt) {
 
 // ---------------------------------------------------------------------------------- conv
 
-struct ConvCase {
+struct HalfConvCase {
   const char* name;
   uint16_t h, w, c, oc, kh, kw;
   uint8_t stride, dil, pt, pl, pb, pr;
   uint16_t groups;
 };
 
-const ConvCase kConvCases[] = {
+const HalfConvCase kHalfConvCases[] = {
     {"k3_pad1", 9, 11, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1},
     {"k3_stride2_dilation2", 12, 11, 5, 7, 3, 3, 2, 2, 2, 1, 1, 2, 1},
     {"grouped", 7, 7, 8, 12, 3, 3, 1, 1, 1, 1, 1, 1, 4},
@@ -64,7 +64,7 @@ const ConvCase kConvCases[] = {
     {"deep_k", 8, 8, 64, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1},
 };
 
-Outcome run_conv(const ConvCase& k, uint8_t dt, uint8_t out_dt, bool bias_relu, uint32_t seed) {
+Outcome run_conv(const HalfConvCase& k, uint8_t dt, uint8_t out_dt, bool bias_relu, uint32_t seed) {
   const uint32_t oh =
       isa::CommandBufferBuilder::conv_out_size(k.h, k.pt, k.pb, k.kh, k.dil, k.stride);
   const uint32_t ow =
@@ -104,7 +104,7 @@ Outcome run_conv(const ConvCase& k, uint8_t dt, uint8_t out_dt, bool bias_relu, 
                   [&](isa::CommandBufferBuilder& b) { b.conv2d(a); });
 }
 
-class HalfConvE2E : public ::testing::TestWithParam<ConvCase> {};
+class HalfConvE2E : public ::testing::TestWithParam<HalfConvCase> {};
 
 TEST_P(HalfConvE2E, Fp16ToFp16) {
   expect_close_half(run_conv(GetParam(), NPU_DTYPE_FP16, NPU_DTYPE_FP16, false, 31),
@@ -123,19 +123,19 @@ TEST_P(HalfConvE2E, Bf16ToFp32) {
   expect_close(run_conv(GetParam(), NPU_DTYPE_BF16, NPU_DTYPE_FP32, false, 35));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, HalfConvE2E, ::testing::ValuesIn(kConvCases),
+INSTANTIATE_TEST_SUITE_P(Shapes, HalfConvE2E, ::testing::ValuesIn(kHalfConvCases),
                          [](const auto& p) { return std::string(p.param.name); });
 
 // -------------------------------------------------------------------------------- matmul
 
-struct MatmulCase {
+struct HalfMatmulCase {
   const char* name;
   uint32_t m, k, n, batch;
   uint32_t a_bs, b_bs, out_bs;  // 0 with batch > 1 on b: broadcast
   bool transpose_b;
 };
 
-const MatmulCase kMatmulCases[] = {
+const HalfMatmulCase kHalfMatmulCases[] = {
     {"square", 16, 16, 16, 1, 256, 256, 256, false},
     {"tall_skinny", 37, 70, 5, 1, 37 * 70, 70 * 5, 37 * 5, false},
     {"batched_transpose_b", 9, 33, 12, 2, 9 * 33, 33 * 12, 9 * 12, true},
@@ -143,7 +143,7 @@ const MatmulCase kMatmulCases[] = {
     {"strided_batches", 6, 10, 7, 3, 6 * 10 + 3, 10 * 7 + 1, 6 * 7 + 2, true},
 };
 
-Outcome run_matmul(const MatmulCase& c, uint8_t dt, uint8_t out_dt, bool bias, uint32_t seed) {
+Outcome run_matmul(const HalfMatmulCase& c, uint8_t dt, uint8_t out_dt, bool bias, uint32_t seed) {
   const size_t na = size_t(c.batch - 1) * c.a_bs + size_t(c.m) * c.k;
   const size_t nb = size_t(c.batch - 1) * c.b_bs + size_t(c.k) * c.n;
   Blob blob;
@@ -176,7 +176,7 @@ Outcome run_matmul(const MatmulCase& c, uint8_t dt, uint8_t out_dt, bool bias, u
                   [&](isa::CommandBufferBuilder& b) { b.matmul(a); });
 }
 
-class HalfMatmulE2E : public ::testing::TestWithParam<MatmulCase> {};
+class HalfMatmulE2E : public ::testing::TestWithParam<HalfMatmulCase> {};
 
 TEST_P(HalfMatmulE2E, Fp16ToFp16) {
   expect_close_half(run_matmul(GetParam(), NPU_DTYPE_FP16, NPU_DTYPE_FP16, true, 41),
@@ -193,7 +193,7 @@ TEST_P(HalfMatmulE2E, Bf16ToFp32) {
   expect_close(run_matmul(GetParam(), NPU_DTYPE_BF16, NPU_DTYPE_FP32, true, 44));
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, HalfMatmulE2E, ::testing::ValuesIn(kMatmulCases),
+INSTANTIATE_TEST_SUITE_P(Shapes, HalfMatmulE2E, ::testing::ValuesIn(kHalfMatmulCases),
                          [](const auto& p) { return std::string(p.param.name); });
 
 // ----------------------------------------------------------------------------------- DMA
