@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """Ours vs PyTorch CPU, per model, in one run on this machine (issue 9, BRIEF section 4).
 
-For each torchvision model (default: the real models of tests/realmodels plus a few more)
-this script
+For each model (default: the real models of tests/realmodels plus a few more, and two
+transformers of export_torchvision.BEYOND: vit_small and gpt_decoder) this script
   1. exports it to ONNX with fixed random weights and a fixed random input, exactly as
-     tests/realmodels does (scripts/export_torchvision.py),
+     tests/realmodels does (scripts/export_torchvision.py; gpt_decoder's input is int64
+     token ids),
   2. compiles it with npu-compile (compile time is not counted) and runs it with
        npu-submit MODEL.npub --input input=input.npy --repeat N --warmup K --json
      taking the median latency of the N timed inferences (submit -> emulate -> result,
@@ -37,7 +38,7 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import export_torchvision  # noqa: E402  (the models exactly as tests/realmodels builds them)
 
 DEFAULT_MODELS = ["resnet18", "resnet50", "efficientnet_b0", "mobilenet_v2",
-                  "mobilenet_v3_large", "squeezenet1_1"]
+                  "mobilenet_v3_large", "squeezenet1_1", "vit_small", "gpt_decoder"]
 
 
 def die(msg):
@@ -94,8 +95,8 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     models = [m for m in args.models.split(",") if m]
     for m in models:
-        if not hasattr(torchvision.models, m):
-            die(f"unknown torchvision model '{m}'")
+        if m not in export_torchvision.BEYOND and not hasattr(torchvision.models, m):
+            die(f"unknown model '{m}' (neither torchvision's nor export_torchvision.BEYOND's)")
 
     print(f"vs_pytorch: {len(models)} models, {args.warmup} warm-up + {args.repeat} timed "
           f"inferences each, work dir {workdir}", flush=True)
@@ -127,7 +128,8 @@ def main():
             got = np.load(os.path.join(out_dir, "output.npy"))
             want = np.load(os.path.join(d, "expected.npy"))
             row["max_abs_diff"] = float(np.max(np.abs(got - want)))
-            # PyTorch on the same input, best of 1 and 2 threads.
+            # PyTorch on the same input (float32, or int64 token ids for gpt_decoder: the
+            # dtype export_torchvision.make_input gave it), best of 1 and 2 threads.
             model = torch_model(m)
             x = torch.from_numpy(np.load(os.path.join(d, "input.npy")))
             t1 = time_torch(model, x, 1, args.warmup, args.repeat)

@@ -99,6 +99,71 @@ class TransformerBlock(torch.nn.Module):
         return self.norm(self.encoder(x))
 
 
+def distinct_layers(encoder):
+    """nn.TransformerEncoder deep-copies one layer, so every layer starts with the same weights:
+    re-initialize each layer (under the caller's seed) so the layers differ, and give the
+    attention's Q/K/V input-projection bias (zero by default) small random values."""
+    for layer in encoder.layers:
+        for m in layer.modules():
+            if isinstance(m, torch.nn.MultiheadAttention):
+                m._reset_parameters()
+                with torch.no_grad():
+                    m.in_proj_bias.uniform_(-0.1, 0.1)
+            elif m is not layer and hasattr(m, "reset_parameters"):
+                m.reset_parameters()
+
+
+class VisionTransformer(torch.nn.Module):
+    """A small ViT: 64x64x3 image, 8x8 patches embedded by a strided Conv2d (64 patches of dim
+    64), a class token, learned positional embedding, 2 pre-norm encoder layers (4 heads, MLP
+    128, GELU), a final LayerNorm and a 10-class linear head on the class token."""
+
+    def __init__(self, image=64, patch=8, dim=64, heads=4, mlp=128, layers=2, classes=10):
+        super().__init__()
+        nn = torch.nn
+        self.patch_embed = nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, dim) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, (image // patch) ** 2 + 1, dim) * 0.02)
+        layer = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=mlp, dropout=0.0,
+                                           activation="gelu", batch_first=True, norm_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        distinct_layers(self.encoder)
+        self.norm = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, classes)
+
+    def forward(self, x):
+        x = self.patch_embed(x).flatten(2).transpose(1, 2)  # [N, patches, dim]
+        x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], 1) + self.pos_embed
+        return self.head(self.norm(self.encoder(x))[:, 0])
+
+
+class GPTDecoder(torch.nn.Module):
+    """A GPT-style decoder-only language model: int64 token ids [N, T], token + learned
+    position embeddings, 2 pre-norm causal self-attention blocks (4 heads, MLP 256, GELU), a
+    final LayerNorm and an LM head (no bias) to vocabulary logits [N, T, vocab]. The causal
+    mask is a constant additive [T, T] buffer (-inf above the diagonal): torch 1.13 has no
+    is_causal."""
+
+    def __init__(self, vocab=256, tokens=16, dim=64, heads=4, mlp=256, layers=2):
+        super().__init__()
+        nn = torch.nn
+        self.tok_embed = nn.Embedding(vocab, dim)
+        self.pos_embed = nn.Parameter(torch.randn(1, tokens, dim) * 0.02)
+        layer = nn.TransformerEncoderLayer(dim, heads, dim_feedforward=mlp, dropout=0.0,
+                                           activation="gelu", batch_first=True, norm_first=True)
+        self.blocks = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        distinct_layers(self.blocks)
+        self.norm = nn.LayerNorm(dim)
+        self.lm_head = nn.Linear(dim, vocab, bias=False)
+        self.register_buffer(
+            "causal_mask", torch.triu(torch.full((tokens, tokens), float("-inf")), diagonal=1))
+
+    def forward(self, ids):
+        x = self.tok_embed(ids) + self.pos_embed[:, :ids.shape[1]]
+        x = self.blocks(x, mask=self.causal_mask[:ids.shape[1], :ids.shape[1]])
+        return self.lm_head(self.norm(x))
+
+
 class OutputOf(torch.nn.Module):
     """torchvision's segmentation models return a dict: export its "out" entry."""
 
@@ -126,7 +191,21 @@ BEYOND = {
     "gru_classifier": (lambda: RecurrentClassifier(torch.nn.GRU), (2, 16, 32), 14),
     "rnn_classifier": (lambda: RecurrentClassifier(torch.nn.RNN), (2, 16, 32), 14),
     "transformer_block": (TransformerBlock, (1, 16, 64), 17),
+    "vit_small": (VisionTransformer, (1, 3, 64, 64), 17),
+    "gpt_decoder": (GPTDecoder, (1, 16), 17),
 }
+
+# Models whose input is int64 token ids rather than a float tensor: name -> vocabulary size.
+TOKEN_INPUTS = {"gpt_decoder": 256}
+
+
+def make_input(name, shape, generator):
+    """The fixed random input: standard normal floats, or for TOKEN_INPUTS models int64 ids
+    uniform in [0, vocabulary)."""
+    if name in TOKEN_INPUTS:
+        return torch.randint(0, TOKEN_INPUTS[name], tuple(shape), generator=generator,
+                             dtype=torch.int64)
+    return torch.empty(shape).normal_(0.0, 1.0, generator=generator)
 
 
 def randomize_norm_affine(model, seed):
@@ -207,8 +286,7 @@ def export_one(name, outdir, args):
     model, shape, opset, n_bn = build_model(name)
     opset = args.opset or opset
 
-    g = torch.Generator().manual_seed(2)
-    x = torch.empty(shape).normal_(0.0, 1.0, generator=g)
+    x = make_input(name, shape, torch.Generator().manual_seed(2))
     with torch.no_grad():
         y = model(x)
         # PyTorch CPU inference time: warm-up, then the median of --runs runs.
@@ -233,7 +311,8 @@ def export_one(name, outdir, args):
         torch.onnx.export(model, x, onnx_path, opset_version=opset,
                           input_names=["input"], output_names=["output"],
                           do_constant_folding=True, training=training)
-    np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x.numpy().astype(np.float32)))
+    x_np = x.numpy() if x.dtype == torch.int64 else x.numpy().astype(np.float32)
+    np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x_np))
     np.save(os.path.join(d, "expected.npy"), np.ascontiguousarray(y.numpy().astype(np.float32)))
     with open(os.path.join(d, "torch_ms.txt"), "w") as f:
         f.write(f"{torch_ms:.3f}\n")
