@@ -13,7 +13,9 @@ output and opset (see BEYOND below): lraspp_mobilenet_v3_large and deeplabv3_mob
 ConvTranspose upsampling and skip concatenations), lstm_classifier, gru_classifier and
 rnn_classifier (2-layer bidirectional recurrent classifiers, batch_first, opset 14), transformer_block (two
 TransformerEncoderLayers with GELU and a final LayerNorm, exported at opset 17 so LayerNorm is
-one LayerNormalization node).
+one LayerNormalization node), vit_small (a 2-layer pre-norm Vision Transformer on 64x64 images,
+8x8 patches, class token, output [1,10]) and gpt_decoder (a 2-layer GPT-style causal decoder:
+input int64 token ids [1,16] in [0,256), output logits [1,16,256]), both at opset 17.
   OUTDIR/M/torch_ms.txt   median wall time of one PyTorch CPU inference in ms (--threads threads)
   OUTDIR/M/ops.txt        the ONNX operator types used, with counts
 
