@@ -55,7 +55,7 @@ realmodels: deps-realmodels build
 
 # Architectures beyond classifiers (issue 13; docs/realmodels.md): segmentation heads (Resize),
 # a U-Net (ConvTranspose), LSTM, GRU and RNN classifiers, a transformer block at opset 17.
-BEYOND_MODELS ?= lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,unet,lstm_classifier,gru_classifier,rnn_classifier,transformer_block
+BEYOND_MODELS ?= lraspp_mobilenet_v3_large,deeplabv3_mobilenet_v3_large,unet,lstm_classifier,gru_classifier,rnn_classifier,transformer_block,vit_small,gpt_decoder
 realmodels-beyond: deps-realmodels build
 	MODELS=$(BEYOND_MODELS) ./tests/realmodels/run.sh $(BUILD)
 
