@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+#include "bytes_of.h"
 
 namespace npu::format {
 namespace {
@@ -25,11 +26,7 @@ class FileTest : public ::testing::Test {
   fs::path dir_;
 };
 
-std::vector<std::byte> bytes_of(const std::string& s) {
-  std::vector<std::byte> b(s.size());
-  for (size_t i = 0; i < s.size(); ++i) b[i] = static_cast<std::byte>(s[i]);
-  return b;
-}
+using test::bytes_of;
 
 TEST_F(FileTest, PiecesAreWrittenInOrderAndReadBackWholeOrMapped) {
   const auto a = bytes_of("head:"), b = bytes_of(""), c = bytes_of("tail");

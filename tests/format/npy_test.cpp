@@ -7,16 +7,13 @@
 #include <filesystem>
 #include <string>
 
+#include "bytes_of.h"
 #include "npu/format/npy.h"
 
 namespace npu::format {
 namespace {
 
-std::vector<std::byte> bytes_of(const std::string& s) {
-  std::vector<std::byte> v(s.size());
-  if (!s.empty()) std::memcpy(v.data(), s.data(), s.size());
-  return v;
-}
+using test::bytes_of;
 
 // "\x93NUMPY", version 1.0, header length 118 ('v'), the dict, space padding, '\n': 128 bytes
 // of preamble+header, as np.save writes it.
