@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "daemon_log.h"
 #include "npu/daemon/server.h"
 #include "npu/log.h"
 #include "npu_accel.h"
@@ -21,9 +22,7 @@ namespace npu::daemon {
 
 namespace {
 
-spdlog::logger& log() {
-  return npu::logger("npu-daemon", LogLevel::kInfo);
-}
+using detail::log;
 
 /// Most waiter threads per connection; further blocking WAITs queue behind them.
 constexpr size_t kMaxWaiters = 16;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "connection.h"
+#include "daemon_log.h"
 #include "npu/daemon/socket_path.h"
 #include "npu/emu/kmd.h"
 #include "npu/log.h"
@@ -22,9 +23,7 @@ namespace npu::daemon {
 
 namespace {
 
-spdlog::logger& log() {
-  return npu::logger("npu-daemon", LogLevel::kInfo);
-}
+using detail::log;
 
 /// A client that does not read its replies for this long is disconnected.
 constexpr int kSendTimeoutSec = 5;

@@ -236,16 +236,16 @@ Expected<std::vector<size_t>> resize_axes(const OpCall& c, size_t rank) {
 }
 
 /// Every axis of the output from `scales` or `sizes` (indexed like `axes`) and the roi.
-struct Geometry {
+struct ResizeGeometry {
   std::vector<Axis> axes;
   Shape out_shape;
 };
 
-Expected<Geometry> geometry(const OpCall& c, const Shape& in, const std::vector<size_t>& axes,
-                            const std::optional<std::vector<double>>& scales,
-                            const std::optional<Shape>& sizes,
-                            const std::optional<std::vector<double>>& roi, bool crop) {
-  Geometry g;
+Expected<ResizeGeometry> geometry(const OpCall& c, const Shape& in, const std::vector<size_t>& axes,
+                                  const std::optional<std::vector<double>>& scales,
+                                  const std::optional<Shape>& sizes,
+                                  const std::optional<std::vector<double>>& roi, bool crop) {
+  ResizeGeometry g;
   g.axes.resize(in.size());
   for (size_t d = 0; d < in.size(); ++d) g.axes[d] = Axis{in[d], in[d], 1.0};
   const size_t n = axes.size();
@@ -583,7 +583,8 @@ Expected<NpyArray> resize_separable(const OpCall& c, const NpyArray& x, const Op
 }
 
 /// Work, output size, then the interpolation.
-HostOutputs resize_core(const OpCall& c, const NpyArray& x, const Options& o, const Geometry& g) {
+HostOutputs resize_core(const OpCall& c, const NpyArray& x, const Options& o,
+                        const ResizeGeometry& g) {
   NPU_TRY(check_output(c, x.dtype, g.out_shape));
   if (count(g.out_shape) == 0) return single(NpyArray::zeros(x.dtype, g.out_shape));
   for (const Axis& a : g.axes) {

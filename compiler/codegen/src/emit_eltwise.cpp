@@ -13,25 +13,25 @@ using detail::BoxDim;
 using detail::ceil_div;
 using detail::slot_bytes;
 
-struct Axis {
+struct EltAxis {
   uint64_t d;
   uint64_t s[3];  // byte strides of a, b, out (0: broadcast)
 };
 
 // Elements of operand k's box for split axis `ax` with a chunk of c.
-uint64_t box_elems(const std::vector<Axis>& ax_list, size_t ax, uint64_t c, int k) {
+uint64_t box_elems(const std::vector<EltAxis>& ax_list, size_t ax, uint64_t c, int k) {
   uint64_t n = ax_list[ax].s[k] ? c : 1;
   for (size_t i = ax + 1; i < ax_list.size(); ++i) n *= ax_list[i].s[k] ? ax_list[i].d : 1;
   return n;
 }
 
-bool invariant(const std::vector<Axis>& axes, size_t ax, int k) {
+bool invariant(const std::vector<EltAxis>& axes, size_t ax, int k) {
   for (size_t i = 0; i <= ax; ++i)
     if (axes[i].s[k]) return false;
   return true;
 }
 
-uint64_t sram_need(const std::vector<Axis>& axes, size_t ax, uint64_t c, uint32_t e) {
+uint64_t sram_need(const std::vector<EltAxis>& axes, size_t ax, uint64_t c, uint32_t e) {
   uint64_t need = 2 * slot_bytes(box_elems(axes, ax, c, 2) * e);
   for (int k = 0; k < 2; ++k)
     need += (invariant(axes, ax, k) ? 1 : 2) * slot_bytes(box_elems(axes, ax, c, k) * e);
@@ -53,9 +53,9 @@ Expected<LayerReport> emit_eltwise(const EltwiseOp& op_in, EmitContext& ctx) {
     return make_error(EINVAL, who + "a, b and output must have one dtype (" + op.a.str() + ", " +
                                   op.b.str() + ", " + op.output.str() + ")");
   const uint32_t e = op.output.sram_elem_size();
-  std::vector<Axis> axes;
+  std::vector<EltAxis> axes;
   for (size_t i = 0; i < R; ++i) {
-    Axis a{op.output.dim(i), {0, 0, op.output.stride(i)}};
+    EltAxis a{op.output.dim(i), {0, 0, op.output.stride(i)}};
     for (int k = 0; k < 2; ++k) {
       const size_t off = R - t[k]->rank();
       if (i < off) continue;
@@ -67,7 +67,7 @@ Expected<LayerReport> emit_eltwise(const EltwiseOp& op_in, EmitContext& ctx) {
     }
     if (a.d == 1) continue;
     if (!axes.empty()) {
-      Axis& p = axes.back();
+      EltAxis& p = axes.back();
       bool merge = true;
       for (int k = 0; k < 3; ++k) merge = merge && p.s[k] == a.s[k] * a.d;
       if (merge) {
