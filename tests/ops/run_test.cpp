@@ -8,14 +8,13 @@
 
 #include "npu/format/npy.h"
 #include "npu/ops/ops.h"
+#include "op_test_util.h"
 
 namespace {
 
 using npu::format::NpyArray;
 
-NpyArray f32(std::vector<int64_t> shape, std::vector<float> v) {
-  return NpyArray::of<float>(std::move(shape), v);
-}
+using npu::ops::test::f32;
 
 TEST(HostOps, AddBroadcasts) {
   const NpyArray a = f32({2, 3}, {1, 2, 3, 4, 5, 6});

@@ -31,15 +31,9 @@ constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-NpyArray f32(Shape s, std::vector<float> v) {
-  return NpyArray::of<float>(std::move(s), v);
-}
-NpyArray i64(Shape s, std::vector<int64_t> v) {
-  return NpyArray::of<int64_t>(std::move(s), v);
-}
-NpyArray i32(Shape s, std::vector<int32_t> v) {
-  return NpyArray::of<int32_t>(std::move(s), v);
-}
+using npu::ops::test::f32;
+using npu::ops::test::i32;
+using npu::ops::test::i64;
 NpyArray b8(Shape s, std::vector<bool> v) {
   return NpyArray::of<bool>(std::move(s), v);
 }
