@@ -11,6 +11,8 @@
 #include "layernorm_formula.h"
 #include "model_builder.h"
 #include "npu/compiler/pass_manager.h"
+#include "random_values.h"
+#include "run_passes.h"
 
 namespace npu::compiler {
 namespace {
@@ -18,19 +20,7 @@ namespace {
 using testing::count_ops;
 using testing::ModelBuilder;
 
-Expected<void> run_passes(Graph& g, const std::vector<std::string>& names) {
-  PassManager pm;
-  for (const auto& n : names) pm.add(create_pass(n));
-  return pm.run(g);
-}
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
+using testing::run_passes;
 
 // Plain NCHW convolution, stride 1, symmetric padding `pad`.
 std::vector<float> conv_nchw(const std::vector<float>& x, int c, int h, int w,
@@ -61,13 +51,13 @@ std::vector<float> conv_nchw(const std::vector<float>& x, int c, int h, int w,
 
 TEST(FoldBatchNorm, MatchesUnfusedMath) {
   constexpr int C = 3, OC = 4, H = 5, W = 5, K = 3;
-  const auto x = random_floats(C * H * W, 1);
-  const auto wt = random_floats(OC * C * K * K, 2);
-  const auto bias = random_floats(OC, 3);
-  const auto gamma = random_floats(OC, 4, 0.5f, 2.0f);
-  const auto beta = random_floats(OC, 5);
-  const auto mean = random_floats(OC, 6);
-  const auto var = random_floats(OC, 7, 0.1f, 3.0f);
+  const auto x = testing::rnd(C * H * W, 1);
+  const auto wt = testing::rnd(OC * C * K * K, 2);
+  const auto bias = testing::rnd(OC, 3);
+  const auto gamma = testing::rnd(OC, 4, 0.5f, 2.0f);
+  const auto beta = testing::rnd(OC, 5);
+  const auto mean = testing::rnd(OC, 6);
+  const auto var = testing::rnd(OC, 7, 0.1f, 3.0f);
   const float eps = 1e-3f;
 
   ModelBuilder b;

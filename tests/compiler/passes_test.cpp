@@ -4,6 +4,7 @@
 
 #include "model_builder.h"
 #include "npu/compiler/pass_manager.h"
+#include "run_passes.h"
 
 namespace npu::compiler {
 namespace {
@@ -12,11 +13,7 @@ using testing::count_ops;
 using testing::dims_of;
 using testing::ModelBuilder;
 
-Expected<void> run_passes(Graph& g, const std::vector<std::string>& names) {
-  PassManager pm;
-  for (const auto& n : names) pm.add(create_pass(n));
-  return pm.run(g);
-}
+using testing::run_passes;
 
 // x -> Shape -> Gather(0) -> Unsqueeze -> Concat(.., [-1]) -> Reshape(x, ..): PyTorch's flatten.
 ModelBuilder flatten_chain(std::variant<int64_t, std::string> batch) {

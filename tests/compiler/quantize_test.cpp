@@ -13,20 +13,13 @@
 
 #include "model_builder.h"
 #include "npu/compiler/pass_manager.h"
+#include "random_values.h"
 
 namespace npu::compiler {
 namespace {
 
 using testing::count_ops;
 using testing::ModelBuilder;
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 /// The passes compile_graph runs before quantization.
 Expected<void> front_passes(Graph& g) {
@@ -88,10 +81,10 @@ TEST(RangesOf, MinMaxOfFloatArraysOnly) {
 // x[1,2,4,4] -> Conv(3x3, pad 1, bias) -> Relu -> MaxPool 2x2 -> Flatten -> Gemm(transB, C)
 // -> y[1,5].
 struct ConvGemm {
-  std::vector<float> cw = random_floats(3 * 2 * 3 * 3, 1, -0.8f, 0.8f);
-  std::vector<float> cb = random_floats(3, 2, -0.2f, 0.2f);
-  std::vector<float> gw = random_floats(5 * 12, 3, -0.3f, 0.3f);
-  std::vector<float> gb = random_floats(5, 4, -0.5f, 0.5f);
+  std::vector<float> cw = testing::rnd(3 * 2 * 3 * 3, 1, -0.8f, 0.8f);
+  std::vector<float> cb = testing::rnd(3, 2, -0.2f, 0.2f);
+  std::vector<float> gw = testing::rnd(5 * 12, 3, -0.3f, 0.3f);
+  std::vector<float> gb = testing::rnd(5, 4, -0.5f, 0.5f);
 
   Graph build(const std::string& activation = "Relu") const {
     ModelBuilder b;
@@ -297,7 +290,7 @@ TEST(QuantizeInt8, WhatCannotBeQuantizedStaysFloat) {
   {
     ModelBuilder b;
     b.input("x", {int64_t{1}, int64_t{4}});
-    b.init_f("w", {4, 3}, random_floats(12, 5));
+    b.init_f("w", {4, 3}, testing::rnd(12, 5));
     b.init_f("lo", {}, {0.5f});
     b.init_f("hi", {}, {2.0f});
     b.node("MatMul", {"x", "w"}, {"m"}, "mm");
@@ -318,8 +311,8 @@ TEST(QuantizeInt8, SharedInputIsQuantizedOnceAndFloatReadersKeepTheFloatTensor) 
   // output: one QuantizeLinear for x, one DequantizeLinear for m1 (kept under its name).
   ModelBuilder b;
   b.input("x", {int64_t{2}, int64_t{4}});
-  b.init_f("w1", {4, 3}, random_floats(12, 6));
-  b.init_f("w2", {4, 3}, random_floats(12, 7));
+  b.init_f("w1", {4, 3}, testing::rnd(12, 6));
+  b.init_f("w2", {4, 3}, testing::rnd(12, 7));
   b.node("MatMul", {"x", "w1"}, {"m1"}, "mm1");
   b.node("MatMul", {"x", "w2"}, {"m2"}, "mm2");
   b.node("Softmax", {"m1"}, {"s"}, "softmax");
