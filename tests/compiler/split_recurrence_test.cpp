@@ -11,12 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "emu_suite.h"
 #include "model_builder.h"
-#include "npu/compiler/compile.h"
 #include "npu/compiler/pass_manager.h"
-#include "npu/device.h"
 #include "npu/format/array_values.h"
-#include "npu/runtime/model.h"
 #include "random_values.h"
 
 namespace npu::compiler {
@@ -109,42 +107,14 @@ Arrays inputs_of(const Case& c) {
   return in;
 }
 
-class SplitRecurrenceTest : public ::testing::TestWithParam<Case> {
+class SplitRecurrenceTest : public testing::EmuSuite<::testing::TestWithParam<Case>> {
  protected:
-  static void SetUpTestSuite() {
-    auto d = Device::open("emu:");
-    if (d) device_.emplace(std::move(*d));
-  }
-  static void TearDownTestSuite() { device_.reset(); }
-  void SetUp() override { ASSERT_TRUE(device_.has_value()) << "cannot open emu:"; }
-
-  struct Run {
-    CompileResult compiled;
-    Arrays out;
-  };
-
-  static Run compile_and_run(const ModelBuilder& b, bool split, const Arrays& inputs) {
-    Run r;
+  /// The model compiled with split-recurrence or without it (the unsplit host op), run.
+  static Run run(const ModelBuilder& b, bool split, const Arrays& inputs) {
     CompileOptions o;
-    o.device = device_->config();
     if (!split) o.passes.disable = {"split-recurrence"};
-    auto g = import_onnx_bytes(b.bytes(), {}, "rnn.onnx");
-    EXPECT_TRUE(g) << g.error().message;
-    if (!g) return r;
-    auto c = compile_graph(std::move(*g), o, "rnn.onnx");
-    EXPECT_TRUE(c) << c.error().message;
-    if (!c) return r;
-    r.compiled = std::move(*c);
-    auto m = Model::load(*device_, r.compiled.package, "rnn.npub");
-    EXPECT_TRUE(m) << m.error().message;
-    if (!m) return r;
-    auto out = m->run(inputs);
-    EXPECT_TRUE(out) << out.error().message;
-    if (out) r.out = std::move(*out);
-    return r;
+    return compile_and_run(b.bytes(), o, inputs, "rnn.onnx");
   }
-
-  static inline std::optional<Device> device_;
 };
 
 /// The host segments' op types, in order.
@@ -171,8 +141,8 @@ TEST_P(SplitRecurrenceTest, MatchesTheUnsplitHostOp) {
   const Case& c = GetParam();
   const ModelBuilder b = recurrent_model(c);
   const Arrays in = inputs_of(c);
-  const Run split = compile_and_run(b, true, in);
-  const Run host = compile_and_run(b, false, in);
+  const Run split = run(b, true, in);
+  const Run host = run(b, false, in);
   // The split really happened: the projection on the device, the recurrence on the host.
   EXPECT_EQ(host_ops(split.compiled), std::vector<std::string>{c.op + "Recurrence"})
       << split.compiled.partition_report;
