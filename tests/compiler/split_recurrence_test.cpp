@@ -13,6 +13,7 @@
 
 #include "emu_suite.h"
 #include "model_builder.h"
+#include "npu/compiler/compile.h"
 #include "npu/compiler/pass_manager.h"
 #include "npu/format/array_values.h"
 #include "random_values.h"
@@ -213,6 +214,14 @@ TEST(SplitRecurrence, LeavesNonConstantWeightsOnTheHost) {
   ASSERT_EQ(g->nodes.size(), 1u) << to_string(*g);
   EXPECT_EQ(g->nodes[0].op_type, "GRU");
   EXPECT_TRUE(g->nodes[0].domain.empty());
+}
+
+TEST(SplitRecurrence, WeightsFedAsInputsAreParameters) {
+  // npu-run and the conformance runner bind them as constants, so the split applies.
+  auto g = import_onnx_bytes(recurrent_model({"LSTM", "forward", 0, false}, true).bytes(), {},
+                             "rnn.onnx");
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(parameter_inputs(*g), std::vector<std::string>{"w"});  // not x, lens, h0, c0
 }
 
 TEST(SplitRecurrence, LeavesQuantizedGraphsOnTheHost) {
