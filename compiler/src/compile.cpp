@@ -40,6 +40,8 @@ bool parameter_slot(const Node& n, size_t i) {
   }
   if (op.rfind("Reduce", 0) == 0) return i >= 1;
   if (op == "PRelu") return i == 1;
+  // W, R, B and LSTM's peepholes; sequence_lens and the initial states are data.
+  if (op == "RNN" || op == "GRU" || op == "LSTM") return i == 1 || i == 2 || i == 3 || i == 7;
   return false;
 }
 

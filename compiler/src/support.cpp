@@ -344,6 +344,9 @@ constexpr FamilyRule kFamilyRules[kNumOpClasses] = {
 }  // namespace
 
 std::string device_support_reason(const Graph& g, const Node& n) {
+  if (n.domain == "npu" && n.op_type.ends_with("Recurrence")) {
+    return "recurrence (split-recurrence put its input projections on the device)";
+  }
   if (!n.domain.empty()) return "operator of domain '" + n.domain + "'";
   const OpInfo* info = find_op(n.op_type);
   if (!info) return "unsupported operator";

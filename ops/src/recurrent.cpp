@@ -18,6 +18,15 @@
 // that take them (Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu); missing
 // ones take the defaults of the ONNX operators of those names. Activation names are matched
 // without regard to case. Arithmetic in X's type (float32 or float64).
+//
+// The compiler's split-recurrence pass computes the input projections on the device and
+// leaves the recurrence to the internal ops RNNRecurrence, GRURecurrence and LSTMRecurrence
+// (domain "npu"): the inputs and attributes of RNN / GRU / LSTM with X replaced by the
+// precomputed gates G = X W^T + Wb, [seq_length, batch, dirs * gates * hidden] (layout 1:
+// [batch, seq_length, dirs * gates * hidden]; direction d's gates at columns d * gates *
+// hidden), and W omitted; B, when given, is the ONNX B, of which only Rb is added (Wb is in G).
+// Both forms run the same recurrence below; they differ only in where the projections come
+// from.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -167,6 +176,7 @@ Expected<std::vector<Activation>> activations(const OpCall& c, Cell cell, int64_
 /// The checked geometry and attributes of one call.
 struct Geometry {
   Cell cell = Cell::kRnn;
+  bool precomputed = false;  // input 0 is G = X W^T + Wb (the *Recurrence ops)
   int64_t gates = 1;
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1;
   bool reverse_only = false;  // direction "reverse"
@@ -185,9 +195,10 @@ Expected<void> need_shape(const OpCall& c, const NpyArray& a, const Shape& want,
                          why + " (expected " + shape_text(want) + ")");
 }
 
-Expected<Geometry> geometry(const OpCall& c, Cell cell) {
+Expected<Geometry> geometry(const OpCall& c, Cell cell, bool precomputed) {
   Geometry g;
   g.cell = cell;
+  g.precomputed = precomputed;
   g.gates = cell == Cell::kRnn ? 1 : cell == Cell::kGru ? 3 : 4;
   const size_t max_outputs = cell == Cell::kLstm ? 3 : 2;
   if (c.num_outputs > max_outputs) {
@@ -196,21 +207,27 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
   }
   auto x = input(c, 0);
   if (!x) return x.error();
-  auto w = input(c, 1);
-  if (!w) return w.error();
+  const NpyArray* w = optional_input(c, 1);
+  if (precomputed && w != nullptr) {
+    return op_error(c, "input 1 (W) must be omitted: G holds the input projections");
+  }
+  if (!precomputed && w == nullptr) {
+    auto missing = input(c, 1);
+    if (!missing) return missing.error();
+  }
   auto r = input(c, 2);
   if (!r) return r.error();
   const auto same_type = [&](const NpyArray* a, const char* name) -> Expected<void> {
     if (a == nullptr || a->dtype == (*x)->dtype) return ok();
-    return op_error(c, std::string(name) + " is " + format::dtype_name(a->dtype) + " but X is " +
-                           format::dtype_name((*x)->dtype));
+    return op_error(c, std::string(name) + " is " + format::dtype_name(a->dtype) + " but " +
+                           (precomputed ? "G" : "X") + " is " + format::dtype_name((*x)->dtype));
   };
-  NPU_TRY(same_type(*w, "W"));
+  NPU_TRY(same_type(w, "W"));
   NPU_TRY(same_type(*r, "R"));
 
   auto layout = int_attr(c, "layout", 0);
   if (!layout) return layout.error();
-  if (c.opset < 14 && c.attrs.contains("layout")) {
+  if (!precomputed && c.opset < 14 && c.attrs.contains("layout")) {
     return op_error(
         c, "attribute layout needs opset 14 (this is opset " + std::to_string(c.opset) + ")");
   }
@@ -231,14 +248,14 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
 
   const Shape& xs = (*x)->shape;
   if (xs.size() != 3) {
-    return op_error(c, "X must be 3-d (" +
-                           std::string(g.layout1 ? "[batch, seq_length, input_size]"
-                                                 : "[seq_length, batch, input_size]") +
-                           "), got " + shape_text(xs));
+    const char* last = precomputed ? "dirs * gates * hidden" : "input_size";
+    return op_error(c, std::string(precomputed ? "G" : "X") + " must be 3-d (" +
+                           (g.layout1 ? "[batch, seq_length, " : "[seq_length, batch, ") + last +
+                           "]), got " + shape_text(xs));
   }
   g.seq = g.layout1 ? xs[1] : xs[0];
   g.batch = g.layout1 ? xs[0] : xs[1];
-  g.input = xs[2];
+  g.input = precomputed ? 0 : xs[2];
   const Shape& rs = (*r)->shape;
   if (rs.size() != 3) return op_error(c, "R must be 3-d, got " + shape_text(rs));
   auto hidden_attr = int_attr(c, "hidden_size", -1);
@@ -252,8 +269,14 @@ Expected<Geometry> geometry(const OpCall& c, Cell cell) {
   const std::string dirs_text = std::to_string(g.dirs) + " direction" + (g.dirs == 2 ? "s" : "");
   const std::string geom = dirs_text + ", hidden_size " + std::to_string(g.hidden);
   NPU_TRY(need_shape(c, **r, {g.dirs, gh, g.hidden}, "R", geom));
-  NPU_TRY(need_shape(c, **w, {g.dirs, gh, g.input}, "W",
-                     geom + ", input_size " + std::to_string(g.input)));
+  if (precomputed) {
+    const Shape want =
+        g.layout1 ? Shape{g.batch, g.seq, g.dirs * gh} : Shape{g.seq, g.batch, g.dirs * gh};
+    NPU_TRY(need_shape(c, **x, want, "G", geom));
+  } else {
+    NPU_TRY(need_shape(c, *w, {g.dirs, gh, g.input}, "W",
+                       geom + ", input_size " + std::to_string(g.input)));
+  }
   if (const NpyArray* b = optional_input(c, 3)) {
     NPU_TRY(same_type(b, "B"));
     NPU_TRY(need_shape(c, *b, {g.dirs, 2 * gh}, "B", geom));
@@ -379,7 +402,7 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
     x_seq = std::move(*t);
   }
   const T* xv = (x_seq ? *x_seq : x_in).template view<T>().data();
-  const T* wv = c.inputs[1]->view<T>().data();
+  const T* wv = g.precomputed ? nullptr : c.inputs[1]->view<T>().data();
   const T* rv = c.inputs[2]->view<T>().data();
   std::vector<int64_t> len(static_cast<size_t>(batch), seq);
   if (lens) {
@@ -407,19 +430,30 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
   for (int64_t d = 0; d < dirs; ++d) {
     const bool reverse = g.reverse_only || d == 1;
     const Activation* act = &g.acts[static_cast<size_t>(d) * per_dir];
-    const T* w = wv + d * gh * input;
     const T* r = rv + d * gh * hid;
     // Input projections of every step, with Wb (and Rb where it adds outside the gates).
-    if (poll.stop(seq * batch * gh * input)) return op_error(c, "stopped");
-    NPU_TRY(matmul_nt<T>(c, seq * batch, gh, input, xv, w, xproj.data()));
+    if (g.precomputed) {
+      // G's rows are [seq, batch] (layout 0; x_seq holds layout 1 permuted), dirs * gh wide.
+      for (int64_t row = 0; row < seq * batch; ++row) {
+        std::copy_n(xv + (row * dirs + d) * gh, gh, xproj.data() + row * gh);
+      }
+    } else {
+      if (poll.stop(seq * batch * gh * input)) return op_error(c, "stopped");
+      NPU_TRY(matmul_nt<T>(c, seq * batch, gh, input, xv, wv + d * gh * input, xproj.data()));
+    }
     std::vector<T> rb_h;  // GRU with linear_before_reset: Rbh stays inside r ⊙ (...)
     if (bias) {
       const T* bv = bias->view<T>().data() + d * 2 * gh;
-      std::vector<T> sum(bv, bv + gh);
-      for (int64_t j = 0; j < gh; ++j) sum[static_cast<size_t>(j)] += bv[gh + j];
+      // Wb, unless G already holds it, plus Rb.
+      std::vector<T> sum(static_cast<size_t>(gh), T{0});
+      for (int64_t j = 0; j < gh; ++j) {
+        sum[static_cast<size_t>(j)] = (g.precomputed ? T{0} : bv[j]) + bv[gh + j];
+      }
       if (g.cell == Cell::kGru && g.linear_before_reset) {
         rb_h.assign(bv + gh + 2 * hid, bv + gh + 3 * hid);
-        for (int64_t j = 0; j < hid; ++j) sum[static_cast<size_t>(2 * hid + j)] = bv[2 * hid + j];
+        for (int64_t j = 0; j < hid; ++j) {
+          sum[static_cast<size_t>(2 * hid + j)] = g.precomputed ? T{0} : bv[2 * hid + j];
+        }
       }
       for (int64_t row = 0; row < seq * batch; ++row) {
         T* p = xproj.data() + row * gh;
@@ -537,8 +571,8 @@ HostOutputs compute(const OpCall& c, const Geometry& g) {
   return outs;
 }
 
-HostOutputs recurrent(const OpCall& c, Cell cell) {
-  auto g = geometry(c, cell);
+HostOutputs recurrent(const OpCall& c, Cell cell, bool precomputed) {
+  auto g = geometry(c, cell, precomputed);
   if (!g) return g.error();
   // Gate values computed (an empty input_size leaves seq_length * batch unbounded by X's size).
   const int64_t gate_values =
@@ -561,13 +595,22 @@ HostOutputs recurrent(const OpCall& c, Cell cell) {
 }  // namespace
 
 HostOutputs rnn(const OpCall& c) {
-  return recurrent(c, Cell::kRnn);
+  return recurrent(c, Cell::kRnn, false);
 }
 HostOutputs gru(const OpCall& c) {
-  return recurrent(c, Cell::kGru);
+  return recurrent(c, Cell::kGru, false);
 }
 HostOutputs lstm(const OpCall& c) {
-  return recurrent(c, Cell::kLstm);
+  return recurrent(c, Cell::kLstm, false);
+}
+HostOutputs rnn_recurrence(const OpCall& c) {
+  return recurrent(c, Cell::kRnn, true);
+}
+HostOutputs gru_recurrence(const OpCall& c) {
+  return recurrent(c, Cell::kGru, true);
+}
+HostOutputs lstm_recurrence(const OpCall& c) {
+  return recurrent(c, Cell::kLstm, true);
 }
 
 }  // namespace npu::ops::detail

@@ -34,12 +34,16 @@ std::vector<OpSchema> build_registry() {
   constexpr ShapeRule Same = ShapeRule::kSame, Broadcast = ShapeRule::kBroadcast,
                       Compare = ShapeRule::kCompare, Impl = ShapeRule::kImpl;
   std::vector<OpSchema> ops;
-#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes)      \
-  ops.push_back(OpSchema{#Name, Since, Until, Types, Shape, #Device, Code, #Host,     \
-                         parse_attribute_schema("operators.def: " #Name, Attributes), \
+#define NPU_ROW(Domain, Name, Since, Until, Types, Shape, Device, Code, Host, Attributes) \
+  ops.push_back(OpSchema{#Name, Domain, Since, Until, Types, Shape, #Device, Code, #Host, \
+                         parse_attribute_schema("operators.def: " #Name, Attributes),     \
                          &detail::Host});
+#define NPU_OP(...) NPU_ROW("", __VA_ARGS__)
+#define NPU_INTERNAL_OP(...) NPU_ROW("npu", __VA_ARGS__)
 #include "npu/ops/operators.def"
+#undef NPU_INTERNAL_OP
 #undef NPU_OP
+#undef NPU_ROW
   (void)Same, (void)Broadcast, (void)Compare, (void)Impl;
   return ops;
 }

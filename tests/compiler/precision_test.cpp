@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "emu_suite.h"
 #include "model_builder.h"
 #include "npu/compiler/compile.h"
 #include "npu/device.h"
@@ -76,15 +77,8 @@ ModelBuilder mixed_model(int elem) {
   return b;
 }
 
-class PrecisionTest : public ::testing::Test {
+class PrecisionTest : public testing::EmuSuite<> {
  protected:
-  static void SetUpTestSuite() {
-    auto d = Device::open("emu:");
-    if (d) device_.emplace(std::move(*d));
-  }
-  static void TearDownTestSuite() { device_.reset(); }
-  void SetUp() override { ASSERT_TRUE(device_.has_value()) << "cannot open emu:"; }
-
   struct Run {
     CompileResult compiled;
     Arrays out;
@@ -92,22 +86,9 @@ class PrecisionTest : public ::testing::Test {
   };
 
   static Run compile_and_run(const ModelBuilder& b, CompileOptions o, const Arrays& inputs) {
-    Run r;
-    o.device = device_->config();
-    auto g = import_onnx_bytes(b.bytes(), {}, "mixed.onnx");
-    EXPECT_TRUE(g) << g.error().message;
-    if (!g) return r;
-    auto c = compile_graph(std::move(*g), o, "mixed.onnx");
-    EXPECT_TRUE(c) << c.error().message;
-    if (!c) return r;
-    r.compiled = std::move(*c);
+    auto run = EmuSuite::compile_and_run(b.bytes(), std::move(o), inputs, "mixed.onnx");
+    Run r{std::move(run.compiled), std::move(run.out)};
     for (const auto& s : r.compiled.package.metadata.segments) r.cycles += s.estimated_cycles;
-    auto m = Model::load(*device_, r.compiled.package, "mixed.npub");
-    EXPECT_TRUE(m) << m.error().message;
-    if (!m) return r;
-    auto out = m->run(inputs);
-    EXPECT_TRUE(out) << out.error().message;
-    if (out) r.out = std::move(*out);
     return r;
   }
 
@@ -122,8 +103,6 @@ class PrecisionTest : public ::testing::Test {
     }
     return err / scale;
   }
-
-  static inline std::optional<Device> device_;
 };
 
 TEST_F(PrecisionTest, HalfPrecisionMatchesFloat32WithinItsToleranceInFewerCycles) {

@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 
+#include "emu_suite.h"
 #include "npu/compiler/compile.h"
 #include "npu/compiler/tvm_import.h"
 #include "npu/device.h"
@@ -147,15 +148,8 @@ std::vector<int8_t> quantize(const F& x, float scale, int zp) {
 
 // ---- running ------------------------------------------------------------------------------
 
-class TvmRun : public ::testing::Test {
+class TvmRun : public testing::EmuSuite<> {
  protected:
-  static void SetUpTestSuite() {
-    auto d = Device::open("emu:");
-    if (d) device_.emplace(std::move(*d));
-  }
-  static void TearDownTestSuite() { device_.reset(); }
-  void SetUp() override { ASSERT_TRUE(device_.has_value()) << "cannot open emu:"; }
-
   struct Result {
     Arrays out;
     size_t device_ops = 0, host_ops = 0;
@@ -215,8 +209,6 @@ class TvmRun : public ::testing::Test {
       ASSERT_NEAR(g[i], w[i], 1e-4f + 1e-4f * std::fabs(w[i])) << what << " element " << i;
     }
   }
-
-  static inline std::optional<Device> device_;
 };
 
 // The tutorial's MatmulReLU, weights as an input node bound by the params (npu-run binds them).

@@ -4,12 +4,14 @@
 // `recurrent_oracle.py --check` compares with ONNX's node test data and with torch.nn.LSTM/GRU/RNN:
 // directions, sequence lengths, initial states, peepholes, input_forget, clip,
 // linear_before_reset, layout 1, activations with alpha/beta, optional outputs; the errors
-// for bad shapes and attributes; the work limit and the deadline.
+// for bad shapes and attributes; the work limit and the deadline; the internal *Recurrence ops
+// (split-recurrence) on precomputed gates against the layers.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "op_call.h"
 
@@ -281,6 +283,92 @@ TEST(HostOpsRecurrent, EveryActivationOfTheList) {
     // R = 0: each step sees x alone.
     expect_near<float>(output("RNN", {&x, &one, &zero}, attrs), {4, 1, 1, 1}, k.want);
   }
+}
+
+/// G = X W^T + Wb of every direction side by side ([seq, batch, dirs * gh]; X as layout 0), in
+/// float64 rounded once: what split-recurrence's device MatMul computes.
+NpyArray gates_of(const NpyArray& x, const NpyArray& w, const NpyArray* b) {
+  const int64_t rows = x.shape[0] * x.shape[1], input = x.shape[2];
+  const int64_t dirs = w.shape[0], gh = w.shape[1];
+  NpyArray g = NpyArray::zeros(DType::kFloat32, {x.shape[0], x.shape[1], dirs * gh});
+  const auto xv = x.view<float>(), wv = w.view<float>();
+  auto gv = g.view<float>();
+  for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t col = 0; col < dirs * gh; ++col) {
+      const int64_t d = col / gh, j = col % gh;
+      double acc = b ? b->view<float>()[static_cast<size_t>(d * 2 * gh + j)] : 0.0;
+      for (int64_t k = 0; k < input; ++k) {
+        acc += double(xv[static_cast<size_t>(row * input + k)]) *
+               wv[static_cast<size_t>(col * input + k)];
+      }
+      gv[static_cast<size_t>(row * dirs * gh + col)] = static_cast<float>(acc);
+    }
+  }
+  return g;
+}
+
+TEST(HostOpsRecurrent, RecurrenceOnPrecomputedGatesMatchesTheLayer) {
+  // npu.LSTMRecurrence / GRURecurrence / RNNRecurrence (opset 1 of domain "npu"): the layer's
+  // inputs with X replaced by G and W omitted.
+  const NpyArray lens = arr<int32_t>({2}, {3, 1});
+  struct Case {
+    const char* op;
+    int64_t gates;
+    json attrs;
+  };
+  const Case cases[] = {
+      {"LSTM", 4, {{"direction", "bidirectional"}, {"hidden_size", 2}, {"clip", 0.9}}},
+      {"GRU", 3, {{"direction", "bidirectional"}, {"linear_before_reset", 1}}},
+      {"GRU", 3, {{"direction", "reverse"}}},
+      {"RNN", 1, {{"direction", "forward"}, {"activations", {"Relu"}}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.op) + " " + c.attrs.dump());
+    const int64_t dirs = c.attrs["direction"] == "bidirectional" ? 2 : 1;
+    const Inputs in = inputs(c.gates, dirs);
+    const NpyArray h0 = ramp({dirs, 2, 2}, 0.1, -0.1), c0 = ramp({dirs, 2, 2}, -0.1, 0.2);
+    const NpyArray p = ramp({dirs, 6}, 0.03, -0.05);
+    const bool lstm = c.gates == 4;
+    Ins layer = {&in.x, &in.w, &in.r, &in.b, &lens, &h0};
+    if (lstm) layer.insert(layer.end(), {&c0, &p});
+    const size_t outs = lstm ? 3 : 2;
+    auto want = outputs(c.op, layer, c.attrs, outs);
+    const NpyArray g = gates_of(in.x, in.w, &in.b);
+    Ins split = layer;
+    split[0] = &g;
+    split[1] = nullptr;
+    auto got = test::run_op(std::string(c.op) + "Recurrence", split, c.attrs, 1, {}, outs);
+    ASSERT_TRUE(got) << got.error().message;
+    ASSERT_EQ(got->size(), want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      const auto gv = std::as_const((*got)[o]).view<float>();
+      const auto wv = std::as_const(want[o]).view<float>();
+      ASSERT_EQ((*got)[o].shape, want[o].shape);
+      for (size_t i = 0; i < wv.size(); ++i) EXPECT_NEAR(gv[i], wv[i], 1e-6) << o << ": " << i;
+    }
+    // Layout 1: G [batch, seq, dirs * gh], states [batch, dirs, hidden].
+    json l1 = c.attrs;
+    l1["layout"] = 1;
+    const NpyArray g1 = swap01(g), h1 = swap01(h0), c1 = swap01(c0);
+    Ins split1 = split;
+    split1[0] = &g1;
+    split1[5] = &h1;
+    if (lstm) split1[6] = &c1;
+    auto got1 = test::run_op(std::string(c.op) + "Recurrence", split1, l1, 1, {}, outs);
+    ASSERT_TRUE(got1) << got1.error().message;
+    const NpyArray y1 = y_layout1(want[0]);
+    const auto gv = std::as_const((*got1)[0]).view<float>(), wv = y1.view<float>();
+    ASSERT_EQ((*got1)[0].shape, y1.shape);
+    for (size_t i = 0; i < wv.size(); ++i) EXPECT_NEAR(gv[i], wv[i], 1e-6) << i;
+  }
+  // W must be omitted; G must have dirs * gates * hidden columns.
+  const Inputs in = inputs(4, 1);
+  const NpyArray g = gates_of(in.x, in.w, nullptr);
+  EXPECT_EQ(test::error_of("LSTMRecurrence", {&g, &in.w, &in.r}, json::object(), 1),
+            "LSTMRecurrence: input 1 (W) must be omitted: G holds the input projections");
+  EXPECT_EQ(test::error_of("LSTMRecurrence", {&in.x, nullptr, &in.r}, json::object(), 1),
+            "LSTMRecurrence: G shape [3, 2, 2] does not match 1 direction, hidden_size 2 "
+            "(expected [3, 2, 8])");
 }
 
 TEST(HostOpsRecurrent, OptionalOutputs) {

@@ -52,6 +52,8 @@ TEST(OpRegistry, TableIsWellFormed) {
   EXPECT_EQ(npu::ops::find("Foo"), nullptr);
   EXPECT_EQ(npu::ops::names().size(), npu::ops::registry().size());
   EXPECT_EQ(npu::ops::find("Conv")->device, "Conv");
+  EXPECT_EQ(npu::ops::find("LSTM")->domain, "");
+  EXPECT_EQ(npu::ops::find("LSTMRecurrence")->domain, "npu");  // internal (split-recurrence)
   // Code and defaults: what the host implementation and the compiler's lowering both read.
   EXPECT_EQ(npu::ops::find("LeakyRelu")->code, NPU_ACT_LEAKY_RELU);
   EXPECT_EQ(npu::ops::find("LeakyRelu")->host_name, "unary");

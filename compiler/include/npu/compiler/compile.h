@@ -73,11 +73,12 @@ struct CompileResult {
 
 /// Graph inputs that only parameterize an operator (weights and biases of Conv/Gemm/MatMul
 /// second operands, quantization scales and zero points, BatchNormalization statistics, the
-/// other normalizations' scale and bias, a Reshape's shape, Pad's pads, Clip's bounds,
-/// Squeeze/Unsqueeze/Reduce axes, TopK's K, CumSum's axis, Trilu's k, Resize's roi, scales and
-/// sizes, ...): the inputs npu-run binds as constants when it is given their values (BRIEF §3);
-/// also through a Transpose, Reshape, Cast or Identity on the way (a TVM graph's HWIO weights).
-/// An input also read as data (input 0 of an elementwise op, say) is not listed.
+/// other normalizations' scale and bias, RNN/GRU/LSTM W, R, B and peepholes, a Reshape's shape,
+/// Pad's pads, Clip's bounds, Squeeze/Unsqueeze/Reduce axes, TopK's K, CumSum's axis, Trilu's k,
+/// Resize's roi, scales and sizes, ...): the inputs npu-run binds as constants when it is given
+/// their values (BRIEF §3); also through a Transpose, Reshape, Cast or Identity on the way (a TVM
+/// graph's HWIO weights). An input also read as data (input 0 of an elementwise op, say) is not
+/// listed.
 std::vector<std::string> parameter_inputs(const Graph& g);
 
 /// The Vela-like per-layer table of a package's device segments (npu-compile --report):

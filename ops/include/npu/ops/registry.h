@@ -100,6 +100,7 @@ using HostFn = Expected<std::vector<format::NpyArray>> (*)(const OpCall&);
 
 struct OpSchema {
   std::string_view name;
+  std::string_view domain;       // "": ONNX's default domain; "npu": the stack's own (internal)
   int64_t since = 1, until = 1;  // model opsets whose semantics the implementation follows
   DTypeSet types;                // accepted element types of input 0
   ShapeRule shape = ShapeRule::kImpl;
