@@ -57,6 +57,10 @@ class PackedF32 {
       : PackedF32(reinterpret_cast<const std::byte*>(b), ldb, n, k) {}
   /// B as fp32 at any byte address (an SRAM tile: no alignment needed).
   PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k);
+  /// B stored k-major, as a MATMUL's B operand: element (row j, step kk) at
+  /// b + (kk * ldk + j) * 4. A panel's k step is then nr consecutive floats: a row copy.
+  struct KMajor {};
+  PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k);
   size_t n() const { return n_; }
   size_t k() const { return k_; }
   size_t panels() const { return panels_; }

@@ -168,4 +168,21 @@ PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
   }
 }
 
+PackedF32::PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k)
+    : kern_(&f32_kernel(n)),
+      n_(n),
+      k_(k),
+      panels_((n + kern_->nr - 1) / kern_->nr),
+      data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {
+  const size_t nr = kern_->nr;
+  for (size_t p = 0; p < panels_; ++p) {
+    float* out = data_.get() + p * k * nr;
+    const size_t nvalid = std::min(nr, n - p * nr);
+    for (size_t kk = 0; kk < k; ++kk) {
+      std::memcpy(out + kk * nr, b + (kk * ldk + p * nr) * sizeof(float), nvalid * sizeof(float));
+      if (nvalid < nr) std::fill(out + kk * nr + nvalid, out + (kk + 1) * nr, 0.0f);
+    }
+  }
+}
+
 }  // namespace npu::emu::kern

@@ -45,6 +45,8 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     if (!packed || c.b_batch_stride != 0) {
       if (bdt == NPU_DTYPE_FP32 && (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
         packed.emplace(b, k, n, k);  // already rows [n][k]: packed straight from SRAM
+      } else if (bdt == NPU_DTYPE_FP32) {
+        packed.emplace(PackedF32::KMajor{}, b, n, n, k);  // [k][n]: row copies into panels
       } else {
         const std::vector<float> rows =
             bdt == NPU_DTYPE_FP32
