@@ -14,6 +14,7 @@
 #include "npu/compiler/tvm_import.h"
 #include "npu/device.h"
 #include "npu/runtime/model.h"
+#include "random_values.h"
 #include "tvm_graph.h"
 
 namespace npu::compiler {
@@ -25,19 +26,8 @@ using I64 = std::vector<int64_t>;
 using Arrays = std::map<std::string, NpyArray>;
 using F = std::vector<float>;
 
-F rnd(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  F v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
-
-size_t numel(const I64& d) {
-  size_t n = 1;
-  for (int64_t x : d) n *= static_cast<size_t>(x);
-  return n;
-}
+using testing::numel;
+using testing::rnd;
 
 NpyArray f32(const I64& dims, const F& v) {
   return NpyArray::of<float>(dims, v);
