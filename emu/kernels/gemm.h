@@ -68,6 +68,8 @@ class PackedF32 {
   const F32Kernel& kernel() const { return *kern_; }
 
  private:
+  /// Takes the tile for n columns and allocates the panels (every element written after).
+  PackedF32(size_t n, size_t k);
   const F32Kernel* kern_;
   size_t n_, k_, panels_;
   std::unique_ptr<float[]> data_;

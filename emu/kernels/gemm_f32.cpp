@@ -137,12 +137,14 @@ const F32Kernel& f32_kernel() {
   }
 }
 
-PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
+PackedF32::PackedF32(size_t n, size_t k)
     : kern_(&f32_kernel(n)),
       n_(n),
       k_(k),
       panels_((n + kern_->nr - 1) / kern_->nr),
-      data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {
+      data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {}
+
+PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k) : PackedF32(n, k) {
   const size_t nr = kern_->nr;
 #ifdef NPU_KERN_X86
   if ((kern_ == &kAvx512 || kern_ == &kAvx512N16) && ldb < (size_t{1} << 25)) {
@@ -168,12 +170,7 @@ PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
   }
 }
 
-PackedF32::PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k)
-    : kern_(&f32_kernel(n)),
-      n_(n),
-      k_(k),
-      panels_((n + kern_->nr - 1) / kern_->nr),
-      data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {
+PackedF32::PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k) : PackedF32(n, k) {
   const size_t nr = kern_->nr;
   for (size_t p = 0; p < panels_; ++p) {
     float* out = data_.get() + p * k * nr;

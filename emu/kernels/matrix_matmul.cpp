@@ -48,12 +48,8 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
       } else if (bdt == NPU_DTYPE_FP32) {
         packed.emplace(PackedF32::KMajor{}, b, n, n, k);  // [k][n]: row copies into panels
       } else {
-        const std::vector<float> rows =
-            bdt == NPU_DTYPE_FP32
-                ? b_rows<float>(c, b, 4, [](const std::byte* p) { return ld<float>(p); })
-                : b_rows<float>(c, b, 2, [bdt](const std::byte* p) {
-                    return isa::half_to_fp32(bdt, ld<uint16_t>(p));
-                  });
+        const std::vector<float> rows = b_rows<float>(
+            c, b, 2, [bdt](const std::byte* p) { return isa::half_to_fp32(bdt, ld<uint16_t>(p)); });
         packed.emplace(rows.data(), k, n, k);
       }
     }
