@@ -66,7 +66,8 @@ namespace {
 /// The device model's logger; like the kernel driver's, quiet below error by default (the
 /// kernel's warnings go to dmesg, not the application's stderr).
 spdlog::logger& device_log() {
-  return npu::logger("npu-device", LogLevel::kError);
+  static spdlog::logger& l = npu::logger("npu-device", LogLevel::kError);  // see kmd::log()
+  return l;
 }
 
 }  // namespace

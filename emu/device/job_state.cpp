@@ -9,7 +9,13 @@ namespace npu::emu {
 
 void JobState::begin(uint32_t num_semaphores, uint32_t sem_max, uint32_t num_engines) {
   std::lock_guard lk(mu_);
-  sems_.assign(num_semaphores, Sem{});
+  // Reset in place: a cleared deque keeps its map and first node, so a job allocates no
+  // semaphore storage unless its signals outgrow the previous job's.
+  sems_.resize(num_semaphores);
+  for (Sem& s : sems_) {
+    s.value = 0;
+    s.tokens.clear();
+  }
   sem_max_ = sem_max;
   aborted_.store(false, std::memory_order_release);
   have_fault_ = false;

@@ -8,7 +8,6 @@
 #include "npu/isa/schedule.h"
 
 #include <algorithm>
-#include <deque>
 #include <string>
 
 #include "npu/isa/opcodes.h"
@@ -36,9 +35,12 @@ struct Token {
   uint32_t count;
 };
 
+// A semaphore's unconsumed signals in signal order: tokens[head..] (a vector, so a replay
+// with no signals allocates nothing; consumed tokens are dropped when the queue empties).
 struct SemSim {
   uint64_t value = 0;
-  std::deque<Token> tokens;
+  std::vector<Token> tokens;
+  size_t head = 0;
 };
 
 class Replayer {
@@ -141,12 +143,15 @@ Expected<bool> Replayer::advance(uint8_t e) {
       if (s.value < c.sem.count) break;  // blocked until the signaller progresses
       uint64_t satisfied = 0;
       for (uint32_t need = c.sem.count; need > 0;) {
-        Token& t = s.tokens.front();
+        Token& t = s.tokens[s.head];
         const uint32_t take = std::min(need, t.count);
         satisfied = std::max(satisfied, t.time);
         t.count -= take;
         need -= take;
-        if (t.count == 0) s.tokens.pop_front();
+        if (t.count == 0 && ++s.head == s.tokens.size()) {
+          s.tokens.clear();
+          s.head = 0;
+        }
       }
       s.value -= c.sem.count;
       end = std::max(start, satisfied);
