@@ -4,11 +4,13 @@
 // filled with pad_value's low bytes. A box of many rows polls for a device reset every 256
 // rows (strides may be 0, so a box that fits in SRAM can still be billions of rows).
 // A converting DMA (ISA 1.1: dram_dtype/sram_dtype set) converts each row element by element
-// through npu/isa/half.h, bit-exact with the reference.
+// through npu/isa/half.h, bit-exact with the reference (contiguous fp32 <-> half rows through
+// half_convert.h's vector loops, which give the same bits).
 #include <cstdint>
 #include <cstring>
 
 #include "cancel.h"
+#include "half_convert.h"
 #include "npu/isa/dtype.h"
 #include "npu/isa/half.h"
 #include "ops.h"
@@ -36,8 +38,16 @@ void convert_row(std::byte* dst, uint64_t dst_stride, uint8_t to, const std::byt
                  uint64_t src_stride, uint8_t from, uint64_t n) {
   if (from == to) {
     const uint32_t es = isa::dtype_size(from);
+    if (src_stride == es && dst_stride == es)
+      return static_cast<void>(std::memcpy(dst, src, n * es));
     for (uint64_t x = 0; x < n; ++x) std::memcpy(dst + x * dst_stride, src + x * src_stride, es);
     return;
+  }
+  // Contiguous rows between fp32 and a half type: the vector loops of half_convert.h.
+  const uint32_t from_size = isa::dtype_size(from), to_size = isa::dtype_size(to);
+  if (src_stride == from_size && dst_stride == to_size) {
+    if (from == NPU_DTYPE_FP32 && to_size == 2) return narrow_half(src, to, n, dst);
+    if (to == NPU_DTYPE_FP32 && from_size == 2) return widen_half(src, from, n, dst);
   }
   for (uint64_t x = 0; x < n; ++x) {
     const std::byte* s = src + x * src_stride;

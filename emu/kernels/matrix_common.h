@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "half_convert.h"
 #include "npu/isa/half.h"
 #include "npu/ref/scalar.h"
 #include "npu_isa.h"
@@ -84,38 +85,16 @@ inline void store_f32_row(std::byte* out, const float* acc, const float* bias, f
 inline void store_float_row(std::byte* out, uint8_t out_dtype, const float* acc, const float* bias,
                             float lo, float hi, size_t count) {
   if (out_dtype == NPU_DTYPE_FP32) return store_f32_row(out, acc, bias, lo, hi, count);
-  auto narrow = [&](auto to_half) {
-    for (size_t j = 0; j < count; ++j) {
-      float y = bias != nullptr ? acc[j] + bias[j] : acc[j];
-      y = y < lo ? lo : y;
-      y = y > hi ? hi : y;
-      sti<uint16_t>(out, j, to_half(y));
+  constexpr size_t kChunk = 256;
+  float y[kChunk];
+  for (size_t j0 = 0; j0 < count; j0 += kChunk) {
+    const size_t n = std::min(kChunk, count - j0);
+    for (size_t j = 0; j < n; ++j) {
+      float v = bias != nullptr ? acc[j0 + j] + bias[j0 + j] : acc[j0 + j];
+      v = v < lo ? lo : v;
+      y[j] = v > hi ? hi : v;
     }
-  };
-  if (out_dtype == NPU_DTYPE_BF16)
-    narrow([](float y) { return isa::fp32_to_bf16(y); });
-  else
-    narrow([](float y) { return isa::fp32_to_fp16(y); });
-}
-
-/// isa::fp16_to_fp32 of every fp16 bit pattern (256 KiB, built once on first use; immutable
-/// afterwards, so any thread may read it).
-inline const std::array<float, 65536>& fp16_table() {
-  static const std::array<float, 65536> table = [] {
-    std::array<float, 65536> t{};
-    for (uint32_t h = 0; h < t.size(); ++h) t[h] = isa::fp16_to_fp32(static_cast<uint16_t>(h));
-    return t;
-  }();
-  return table;
-}
-
-/// Widens `count` fp16/bf16 elements of `dtype` at `src` into fp32 (exact).
-inline void widen_half(const std::byte* src, uint8_t dtype, size_t count, float* dst) {
-  if (dtype == NPU_DTYPE_BF16) {
-    for (size_t i = 0; i < count; ++i) dst[i] = isa::bf16_to_fp32(ldi<uint16_t>(src, i));
-  } else {
-    const float* t = fp16_table().data();
-    for (size_t i = 0; i < count; ++i) dst[i] = t[ldi<uint16_t>(src, i)];
+    narrow_half(y, out_dtype, n, out + 2 * j0);
   }
 }
 

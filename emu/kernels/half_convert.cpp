@@ -1,0 +1,202 @@
+// widen_half / narrow_half (half_convert.h): F16C and AVX-512 loops, the scalar ones of
+// npu/isa/half.h as the fallback and for the tails.
+//
+// Why the vector paths give the scalar bits: VCVTPH2PS widens exactly (subnormals included)
+// except that it quiets a signaling NaN, so a block holding one is left to the scalar loop;
+// VCVTPS2PH with imm 0 rounds to nearest even, overflows to infinity and turns a NaN into
+// sign | 0x7e00 | its top ten mantissa bits, which is fp32_to_fp16's rule. bf16 has no such
+// instruction that keeps subnormals (VCVTNEPS2BF16 flushes them), so it is fp32_to_bf16's
+// integer rounding written with AVX-512 integer operations. HalfConvert.* checks every fp16
+// pattern and a sweep of fp32 patterns against the scalar functions.
+#include "half_convert.h"
+
+// GCC 12 warns that the _mm512_undefined_* placeholders inside its own intrinsics headers
+// "may be used uninitialized" (a false positive of the masked conversions used here).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "npu/isa/half.h"
+#include "npu_isa.h"
+
+namespace npu::emu::kern {
+namespace {
+
+enum class Isa { kScalar, kF16c, kAvx512 };
+
+Isa detect() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return Isa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return Isa::kF16c;
+  return Isa::kScalar;
+}
+
+std::atomic<bool> g_force_scalar{false};
+
+Isa isa() {
+  static const Isa detected = detect();
+  return g_force_scalar.load(std::memory_order_relaxed) ? Isa::kScalar : detected;
+}
+
+uint16_t ld16(const std::byte* p, size_t i) {
+  uint16_t v;
+  std::memcpy(&v, p + 2 * i, 2);
+  return v;
+}
+void st16(std::byte* p, size_t i, uint16_t v) {
+  std::memcpy(p + 2 * i, &v, 2);
+}
+
+void widen_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, std::byte* dst) {
+  for (size_t i = from; i < n; ++i) {
+    const float f = isa::half_to_fp32(dtype, ld16(src, i));
+    std::memcpy(dst + 4 * i, &f, 4);
+  }
+}
+void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, std::byte* dst) {
+  for (size_t i = from; i < n; ++i) {
+    float f;
+    std::memcpy(&f, src + 4 * i, 4);
+    st16(dst, i, isa::fp32_to_half(dtype, f));
+  }
+}
+
+// ---------------------------------------------------------------------------------- F16C
+
+[[gnu::target("avx2,f16c")]] size_t widen_fp16_f16c(const std::byte* src, size_t n,
+                                                    std::byte* dst) {
+  const __m256i quiet_exp = _mm256_set1_epi32(0x7e00), snan_exp = _mm256_set1_epi32(0x7c00);
+  const __m256i man = _mm256_set1_epi32(0x3ff), zero = _mm256_setzero_si256();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    const __m256i x = _mm256_cvtepu16_epi32(h);
+    const __m256i snan =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(_mm256_and_si256(x, man), zero),
+                            _mm256_cmpeq_epi32(_mm256_and_si256(x, quiet_exp), snan_exp));
+    if (!_mm256_testz_si256(snan, snan)) break;  // signaling NaNs: see widen_avx512
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst + 4 * i), _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+
+[[gnu::target("avx2,f16c")]] size_t narrow_fp16_f16c(const std::byte* src, size_t n,
+                                                     std::byte* dst) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(reinterpret_cast<const float*>(src + 4 * i)),
+                                      _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), h);
+  }
+  return i;
+}
+
+// ------------------------------------------------------------------------------- AVX-512
+
+[[gnu::target("avx512f,f16c")]] size_t widen_avx512(const std::byte* src, uint8_t dtype, size_t n,
+                                                    std::byte* dst) {
+  size_t i = 0;
+  if (dtype == NPU_DTYPE_BF16) {
+    for (; i + 16 <= n; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+      const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+      _mm512_storeu_ps(reinterpret_cast<float*>(dst + 4 * i), _mm512_castsi512_ps(w));
+    }
+  } else {
+    // VCVTPH2PS quiets a signaling NaN; fp16_to_fp32 keeps its bits. The first block that
+    // holds one ends the vector loop and the scalar loop does the rest (NaNs are rare).
+    const __m512i quiet_exp = _mm512_set1_epi32(0x7e00), snan_exp = _mm512_set1_epi32(0x7c00);
+    const __m512i man = _mm512_set1_epi32(0x3ff);
+    for (; i + 16 <= n; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+      const __m512i x = _mm512_cvtepu16_epi32(h);
+      if (_mm512_mask_cmpeq_epi32_mask(_mm512_test_epi32_mask(x, man),
+                                       _mm512_and_si512(x, quiet_exp), snan_exp) != 0)
+        break;
+      _mm512_storeu_ps(reinterpret_cast<float*>(dst + 4 * i), _mm512_cvtph_ps(h));
+    }
+  }
+  return i;
+}
+
+[[gnu::target("avx512f,f16c")]] size_t narrow_avx512(const std::byte* src, uint8_t dtype, size_t n,
+                                                     std::byte* dst) {
+  size_t i = 0;
+  if (dtype == NPU_DTYPE_BF16) {
+    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
+    const __m512i inf = _mm512_set1_epi32(0x7f800000);
+    const __m512i bias = _mm512_set1_epi32(0x7fff);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i quiet = _mm512_set1_epi32(0x40);
+    for (; i + 16 <= n; i += 16) {
+      const __m512i x =
+          _mm512_castps_si512(_mm512_loadu_ps(reinterpret_cast<const float*>(src + 4 * i)));
+      const __m512i hi = _mm512_srli_epi32(x, 16);
+      // Round to nearest even: x + 0x7fff + (bit 16 of x), then the top half.
+      const __m512i rounded = _mm512_srli_epi32(
+          _mm512_add_epi32(_mm512_add_epi32(x, bias), _mm512_and_si512(hi, one)), 16);
+      const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs_mask), inf);
+      const __m512i r = _mm512_mask_or_epi32(rounded, nan, hi, quiet);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), _mm512_cvtepi32_epi16(r));
+    }
+  } else {
+    for (; i + 16 <= n; i += 16) {
+      const __m256i h =
+          _mm512_cvtps_ph(_mm512_loadu_ps(reinterpret_cast<const float*>(src + 4 * i)),
+                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), h);
+    }
+  }
+  return i;
+}
+
+}  // namespace
+
+void widen_half(const std::byte* src, uint8_t dtype, size_t n, std::byte* dst) {
+  size_t done = 0;
+  switch (isa()) {
+    case Isa::kAvx512:
+      done = widen_avx512(src, dtype, n, dst);
+      break;
+    case Isa::kF16c:
+      if (dtype != NPU_DTYPE_BF16) done = widen_fp16_f16c(src, n, dst);
+      break;
+    case Isa::kScalar:
+      break;
+  }
+  widen_scalar(src, dtype, done, n, dst);
+}
+
+void narrow_half(const std::byte* src, uint8_t dtype, size_t n, std::byte* dst) {
+  size_t done = 0;
+  switch (isa()) {
+    case Isa::kAvx512:
+      done = narrow_avx512(src, dtype, n, dst);
+      break;
+    case Isa::kF16c:
+      if (dtype != NPU_DTYPE_BF16) done = narrow_fp16_f16c(src, n, dst);
+      break;
+    case Isa::kScalar:
+      break;
+  }
+  narrow_scalar(src, dtype, done, n, dst);
+}
+
+const char* half_convert_isa() {
+  switch (isa()) {
+    case Isa::kAvx512:
+      return "avx512";
+    case Isa::kF16c:
+      return "f16c";
+    case Isa::kScalar:
+      break;
+  }
+  return "scalar";
+}
+
+void set_half_convert_scalar(bool force_scalar) {
+  g_force_scalar.store(force_scalar, std::memory_order_relaxed);
+}
+
+}  // namespace npu::emu::kern

@@ -1,0 +1,103 @@
+// half_convert.h against npu/isa/half.h's scalar functions, bit for bit: every fp16 and bf16
+// pattern widened; for narrowing, every top 16 bits of an fp32 pattern with low halves that
+// sit on, beside and between the rounding points of both types (ties to even, the subnormal
+// range, overflow to infinity, NaN payloads). Lengths that leave tails and unaligned pointers
+// go through the same checks, and the forced-scalar switch is checked to change nothing.
+#include "half_convert.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#include "npu/isa/half.h"
+#include "npu_isa.h"
+
+namespace npu::emu::kern {
+namespace {
+
+constexpr uint8_t kHalfTypes[] = {NPU_DTYPE_FP16, NPU_DTYPE_BF16};
+
+/// Every top half with these low halves: exact, one ulp below / at / above the fp16 tie (bit
+/// 12), at the bf16 tie (bit 15), all ones.
+std::vector<uint32_t> fp32_patterns() {
+  const uint32_t lows[] = {0x0000, 0x0001, 0x0fff, 0x1000, 0x1001, 0x1fff,
+                           0x2000, 0x7fff, 0x8000, 0x8001, 0xa5a5, 0xffff};
+  std::vector<uint32_t> v;
+  v.reserve(65536 * std::size(lows));
+  for (uint32_t hi = 0; hi < 65536; ++hi)
+    for (const uint32_t lo : lows) v.push_back(hi << 16 | lo);
+  return v;
+}
+
+class HalfConvert : public ::testing::TestWithParam<bool> {  // param: force the scalar loops
+ protected:
+  void SetUp() override { set_half_convert_scalar(GetParam()); }
+  void TearDown() override { set_half_convert_scalar(false); }
+};
+
+TEST_P(HalfConvert, WidensEveryPatternAsTheScalarFunction) {
+  for (const uint8_t dt : kHalfTypes) {
+    std::vector<uint16_t> h(65536);
+    for (uint32_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i);
+    std::vector<float> got(h.size());
+    widen_half(reinterpret_cast<const std::byte*>(h.data()), dt, h.size(), got.data());
+    for (uint32_t i = 0; i < h.size(); ++i)
+      ASSERT_EQ(std::bit_cast<uint32_t>(got[i]),
+                std::bit_cast<uint32_t>(isa::half_to_fp32(dt, h[i])))
+          << "dtype " << int{dt} << " pattern 0x" << std::hex << i;
+  }
+}
+
+TEST_P(HalfConvert, NarrowsAsTheScalarFunction) {
+  const std::vector<uint32_t> x = fp32_patterns();
+  for (const uint8_t dt : kHalfTypes) {
+    std::vector<uint16_t> got(x.size());
+    narrow_half(reinterpret_cast<const std::byte*>(x.data()), dt, x.size(),
+                reinterpret_cast<std::byte*>(got.data()));
+    for (size_t i = 0; i < x.size(); ++i)
+      ASSERT_EQ(got[i], isa::fp32_to_half(dt, std::bit_cast<float>(x[i])))
+          << "dtype " << int{dt} << " fp32 0x" << std::hex << x[i];
+  }
+}
+
+TEST_P(HalfConvert, TailsAndUnalignedPointers) {
+  // Lengths around the vector widths, at odd byte offsets on both sides.
+  for (const uint8_t dt : kHalfTypes) {
+    for (size_t n : {0, 1, 7, 8, 9, 15, 16, 17, 33, 100}) {
+      std::vector<std::byte> f32(4 * n + 1), half(2 * n + 1), back(4 * n + 1);
+      for (size_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(i) * 0.37f - 3.1f;
+        std::memcpy(f32.data() + 1 + 4 * i, &v, 4);
+      }
+      std::vector<std::byte> guard(half.size(), std::byte{0x5a});
+      half = guard;
+      narrow_half(f32.data() + 1, dt, n, half.data() + 1);
+      EXPECT_EQ(half[0], std::byte{0x5a}) << "wrote before the output";
+      widen_half(half.data() + 1, dt, n, back.data() + 1);
+      for (size_t i = 0; i < n; ++i) {
+        float v, w;
+        uint16_t h;
+        std::memcpy(&v, f32.data() + 1 + 4 * i, 4);
+        std::memcpy(&h, half.data() + 1 + 2 * i, 2);
+        std::memcpy(&w, back.data() + 1 + 4 * i, 4);
+        ASSERT_EQ(h, isa::fp32_to_half(dt, v)) << "n " << n << " i " << i;
+        ASSERT_EQ(std::bit_cast<uint32_t>(w), std::bit_cast<uint32_t>(isa::half_to_fp32(dt, h)));
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, HalfConvert, ::testing::Values(false, true),
+                         [](const auto& p) { return p.param ? "Scalar" : "Native"; });
+
+TEST(HalfConvertIsa, NamesTheLoopsInUse) {
+  set_half_convert_scalar(true);
+  EXPECT_STREQ(half_convert_isa(), "scalar");
+  set_half_convert_scalar(false);
+  EXPECT_NE(half_convert_isa(), nullptr);
+}
+
+}  // namespace
+}  // namespace npu::emu::kern
