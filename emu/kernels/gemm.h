@@ -16,6 +16,7 @@
 
 #include "cancel.h"
 #include "parallel.h"
+#include "scratch.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -72,7 +73,7 @@ class PackedF32 {
   PackedF32(size_t n, size_t k);
   const F32Kernel* kern_;
   size_t n_, k_, panels_;
-  std::unique_ptr<float[]> data_;
+  Scratch<float> data_;
 };
 
 inline constexpr size_t kGemmMB = 96;   // rows of A per block (multiple of every mr)
@@ -101,8 +102,8 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
   const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
   parallel_for(blocks, split, [&](Claims& claims) {
     // Scratch of this thread; every element read is written first (fill, padding, kernel).
-    const auto a = std::make_unique_for_overwrite<float[]>(mb * k);
-    const auto c = std::make_unique_for_overwrite<float[]>(mb * ldc);
+    const Scratch<float> a(mb * k);
+    const Scratch<float> c(mb * ldc);
     for (size_t first = 0, last = 0; claims.next(first, last);) {
       for (size_t blk = first; blk < last; ++blk) {
         const size_t m0 = blk * mb;
@@ -153,7 +154,7 @@ class PackedQ8 {
   size_t kp() const { return kp_; }
   size_t panels() const { return panels_; }
   const std::byte* panel(size_t p) const {
-    return data_.data() + p * kp_ * kern_->panel_bytes_per_k;
+    return data_.get() + p * kp_ * kern_->panel_bytes_per_k;
   }
   const Q8Kernel& kernel() const { return *kern_; }
   int64_t colsum(size_t j) const { return colsum_[j]; }
@@ -162,7 +163,7 @@ class PackedQ8 {
  private:
   const Q8Kernel* kern_;
   size_t n_, k_, kp_, panels_;
-  std::vector<std::byte> data_;
+  Scratch<std::byte> data_;  // every byte written by the packing
   std::vector<int64_t> colsum_, zp_;
 };
 
@@ -183,9 +184,9 @@ void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi,
   const int64_t kk = static_cast<int64_t>(k);
   parallel_for(blocks, split, [&](Claims& claims) {
     // Scratch of this thread; every element read is written first.
-    const auto a = std::make_unique_for_overwrite<uint8_t[]>(mb * kp);
-    const auto c = std::make_unique_for_overwrite<int32_t[]>(mb * ldc);
-    const auto acc = std::make_unique_for_overwrite<int64_t[]>(mb * n);
+    const Scratch<uint8_t> a(mb * kp);
+    const Scratch<int32_t> c(mb * ldc);
+    const Scratch<int64_t> acc(mb * n);
     const auto rowsum = std::make_unique_for_overwrite<int64_t[]>(mb);
     for (size_t first = 0, last = 0; claims.next(first, last);) {
       for (size_t blk = first; blk < last; ++blk) {

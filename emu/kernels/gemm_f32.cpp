@@ -142,7 +142,7 @@ PackedF32::PackedF32(size_t n, size_t k)
       n_(n),
       k_(k),
       panels_((n + kern_->nr - 1) / kern_->nr),
-      data_(std::make_unique_for_overwrite<float[]>(panels_ * k * kern_->nr)) {}
+      data_(panels_ * k * kern_->nr) {}
 
 PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k) : PackedF32(n, k) {
   const size_t nr = kern_->nr;

@@ -25,7 +25,7 @@ constexpr size_t kPortNR = 16;
 
 void pack_portable(const int8_t* b, size_t ldb, size_t nvalid, size_t k, size_t kp,
                    std::byte* panel) {
-  auto* out = reinterpret_cast<int16_t*>(panel);  // std::vector<std::byte> storage: aligned
+  auto* out = reinterpret_cast<int16_t*>(panel);  // Scratch storage: new[]-aligned
   for (size_t kk = 0; kk < kp; ++kk)
     for (size_t j = 0; j < kPortNR; ++j)
       out[kk * kPortNR + j] = (j < nvalid && kk < k) ? b[j * ldb + kk] : int16_t{0};
@@ -209,7 +209,7 @@ PackedQ8::PackedQ8(const int8_t* b, size_t ldb, size_t n, size_t k, std::span<co
   }
   for (size_t p = 0; p < panels_; ++p)
     kern_->pack(b + p * kern_->nr * ldb, ldb, std::min(kern_->nr, n - p * kern_->nr), k, kp_,
-                data_.data() + p * kp_ * kern_->panel_bytes_per_k);
+                data_.get() + p * kp_ * kern_->panel_bytes_per_k);
 }
 
 }  // namespace npu::emu::kern

@@ -295,7 +295,7 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
 
   // Weights into the int8 domain.
   const size_t wn = static_cast<size_t>(g.oc) * k;
-  const auto w = std::make_unique_for_overwrite<int8_t[]>(wn);  // every element written below
+  const Scratch<int8_t> w(wn);  // every element written below
   const auto* wsrc = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
   const uint8_t wflip = c.w_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
   for (size_t i = 0; i < wn; ++i) w[i] = static_cast<int8_t>(wsrc[i] ^ wflip);
