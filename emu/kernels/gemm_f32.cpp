@@ -88,27 +88,55 @@ constexpr F32Kernel kAvx512{8, 32, block_avx512};
 }
 constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16};
 
-/// Packs panels of 16 or 32 columns with one masked gather per 16 columns and k step (the
-/// scalar transpose below moves one float per load and store): out[kk][j] = B[j][kk], zero
-/// in the padding columns. Needs 15 * ldb * 4 < 2^31 (the gather's 32-bit offsets).
+/// Transposes 16 rows of 16 floats in registers: r[i][c] -> r[c][i] (unpack, then 128-bit
+/// shuffles within lanes, then lane shuffles twice).
+[[gnu::target("avx512f,avx512vl,avx2,fma"), gnu::always_inline]] inline void transpose16(
+    __m512 r[16]) {
+  __m512 t[16], u[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);      // per lane: a0 b0 a1 b1
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3
+  }
+  for (int i = 0; i < 16; i += 4) {  // per lane: element c of rows i..i+3
+    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+  }
+  // u[4q + c] holds, in lane L, column 4L + c of rows 4q..4q+3.
+  for (int c = 0; c < 4; ++c) {
+    const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);       // cols c, c+8; rows 0-7
+    const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);       // cols c+4, c+12
+    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);  // rows 8-15
+    const __m512 v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
+    r[c + 8] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
+    r[c + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
+    r[c + 12] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
+  }
+}
+
+/// Packs panels of 16 or 32 columns: out[kk][j] = B[j][kk], zero in the padding columns, as
+/// 16 x 16 blocks transposed in registers (16 row loads, 16 stores; the scalar transpose below
+/// moves one float per load and store).
 [[gnu::target("avx512f,avx512vl,avx2,fma")]] void pack_avx512(const std::byte* b, size_t ldb,
                                                               size_t n, size_t k, size_t nr,
                                                               size_t panels, float* data) {
-  const __m512i rows =
-      _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                         _mm512_set1_epi32(static_cast<int>(ldb)));
   for (size_t p = 0; p < panels; ++p) {
     float* out = data + p * k * nr;
     for (size_t h = 0; h < nr; h += 16) {
       const size_t j0 = p * nr + h;
       const size_t valid = j0 < n ? std::min<size_t>(16, n - j0) : 0;
-      const auto mask = static_cast<__mmask16>((uint32_t{1} << valid) - 1);
       const auto* col = reinterpret_cast<const float*>(b + j0 * ldb * sizeof(float));
-      for (size_t kk = 0; kk < k; ++kk)
-        _mm512_storeu_ps(
-            out + kk * nr + h,
-            valid == 0 ? _mm512_setzero_ps()
-                       : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mask, rows, col + kk, 4));
+      for (size_t kk = 0; kk < k; kk += 16) {
+        const size_t steps = std::min<size_t>(16, k - kk);
+        const auto kmask = static_cast<__mmask16>((uint32_t{1} << steps) - 1);
+        __m512 r[16];
+        for (size_t i = 0; i < 16; ++i)
+          r[i] = i < valid ? _mm512_maskz_loadu_ps(kmask, col + i * ldb + kk) : _mm512_setzero_ps();
+        transpose16(r);
+        for (size_t t = 0; t < steps; ++t) _mm512_storeu_ps(out + (kk + t) * nr + h, r[t]);
+      }
     }
   }
 }
@@ -147,7 +175,7 @@ PackedF32::PackedF32(size_t n, size_t k)
 PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k) : PackedF32(n, k) {
   const size_t nr = kern_->nr;
 #ifdef NPU_KERN_X86
-  if ((kern_ == &kAvx512 || kern_ == &kAvx512N16) && ldb < (size_t{1} << 25)) {
+  if (kern_ == &kAvx512 || kern_ == &kAvx512N16) {
     pack_avx512(b, ldb, n, k, nr, panels_, data_.get());
     return;
   }
