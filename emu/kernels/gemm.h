@@ -93,8 +93,12 @@ inline size_t gemm_block_rows(size_t m, size_t mr, bool split) {
 /// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
 /// `split`: fill and epi may run concurrently on two threads for different blocks (no block
 /// writes what another reads), and the GEMM is large enough to share (worth_splitting).
+/// `a_in_place`: A already stored as m rows of k floats (row stride k); the tile kernel then
+/// reads every whole block where it lies and fill only builds a last block of fewer than a
+/// row tile's rows (it is padded). Same arithmetic, same bits; one copy of A less.
 template <class Fill, class Epi>
-void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split = false) {
+void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split = false,
+              const float* a_in_place = nullptr) {
   const F32Kernel& kr = b.kernel();
   const size_t k = b.k();
   const size_t ldc = b.panels() * kr.nr;
@@ -109,14 +113,19 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
         const size_t m0 = blk * mb;
         const size_t rows = std::min(mb, m - m0);
         const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-        fill(m0, rows, a.get(), k);
-        if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
+        const float* ablk = a.get();
+        if (a_in_place != nullptr && rows_pad == rows) {
+          ablk = a_in_place + m0 * k;
+        } else {
+          fill(m0, rows, a.get(), k);
+          if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
+        }
         if (k == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
         for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
           const size_t kc = std::min(kGemmKC, k - k0);
           for (size_t p = 0; p < b.panels(); ++p)
-            kr.block(a.get() + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr,
-                     ldc, k0 != 0);
+            kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
+                     k0 != 0);
         }
         epi(m0, rows, static_cast<const float*>(c.get()), ldc);
       }

@@ -185,7 +185,7 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
             store_float_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * oes, odt, acc + r * ldc,
                             gbias, lo, hi, static_cast<size_t>(g.cout_g));
         },
-        split);
+        split, direct_rows && aligned4(in) ? reinterpret_cast<const float*>(in) : nullptr);
   }
 }
 

@@ -67,7 +67,8 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
                             c.fclamp_max, n);
         },
         worth_splitting(m, n, k) && !ranges_overlap(reinterpret_cast<uintptr_t>(a), m * k * aes,
-                                                    reinterpret_cast<uintptr_t>(out), m * n * oes));
+                                                    reinterpret_cast<uintptr_t>(out), m * n * oes),
+        adt == NPU_DTYPE_FP32 && aligned4(a) ? reinterpret_cast<const float*>(a) : nullptr);
   }
 }
 

@@ -24,6 +24,12 @@ inline void st(std::byte* p, T v) {
   std::memcpy(p, &v, sizeof(T));
 }
 
+/// Whether fp32 data at p may be read through a float pointer (4-byte aligned; SRAM itself is
+/// 16-byte aligned, so this is the tile address).
+inline bool aligned4(const std::byte* p) {
+  return reinterpret_cast<uintptr_t>(p) % alignof(float) == 0;
+}
+
 /// Element i of a T array starting at byte pointer p.
 template <class T>
 inline T ldi(const std::byte* p, size_t i) {
