@@ -207,8 +207,12 @@ TEST(ParallelFor, PassedDeadlineRunsNothing) {
 TEST(ParallelFor, ThresholdSetting) {
   const uint64_t saved = split_threshold();
   set_split_threshold(1000);
-  EXPECT_TRUE(worth_splitting(10, 10, 10));
-  EXPECT_FALSE(worth_splitting(10, 10, 9));
+  EXPECT_FALSE(worth_splitting(10, 10, 10));  // narrower than kSplitMinN
+  EXPECT_TRUE(worth_splitting(1, kSplitMinN, 1000 / kSplitMinN + 1));
+  EXPECT_FALSE(worth_splitting(1, kSplitMinN, 1000 / kSplitMinN - 1));
+  EXPECT_FALSE(worth_splitting(1000, kSplitMinN - 1, 1000));
+  set_split_threshold(0);  // tests: every GEMM, whatever its width
+  EXPECT_TRUE(worth_splitting(2, 1, 1));
   set_split_threshold(saved);
   EXPECT_TRUE(ranges_overlap(0, 10, 9, 1));
   EXPECT_FALSE(ranges_overlap(0, 10, 10, 5));
