@@ -31,6 +31,10 @@
 // interpolations), shrinking axes first so that no intermediate is larger than the input or
 // the output; axes that map onto themselves are skipped.
 //
+// The taps of every axis (build_taps: the coordinate transform and the kernel) are also
+// what npu::ops::resize_taps() returns (npu/ops/resize_taps.h), from which the compiler's
+// resize-to-matmul pass builds the device's interpolation matrices: one definition.
+//
 // Element types: nearest moves bytes (every dtype); linear and cubic compute in float for
 // float32 and in double otherwise, and convert back with Cast's rules (integers truncate and
 // saturate, as the reference's astype truncates). Work (output elements x taps, over all
