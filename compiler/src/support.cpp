@@ -10,6 +10,7 @@
 #include "npu/compiler/op_set.h"
 #include "npu/format/shape.h"
 #include "passes/conv_transpose_to_conv.h"
+#include "passes/resize_to_matmul.h"
 
 namespace npu::compiler {
 
@@ -284,7 +285,7 @@ std::string pad_reason(const Graph& g, const Node& n) {
 /// coordinate rule reads input index floor(o / s): asymmetric with floor, or half_pixel /
 /// pytorch_half_pixel with a round_prefer_* nearest mode (no ties at integer factors). The
 /// device runs it as a copy from a view that repeats every element (zero strides).
-std::string resize_reason(const Graph& g, const Node& n) {
+std::string nearest_copy_reason(const Graph& g, const Node& n) {
   if (n.attr_string("mode", "nearest") != "nearest")
     return n.attr_string("mode") + " Resize (the device replicates pixels: nearest only)";
   const std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
@@ -314,6 +315,17 @@ std::string resize_reason(const Graph& g, const Node& n) {
     }
   }
   return {};
+}
+
+/// A Resize the device copies (nearest_copy_reason) or resize-to-matmul rewrote; the others
+/// say why neither applies.
+std::string resize_reason(const Graph& g, const Node& n) {
+  const std::string copy = nearest_copy_reason(g, n);
+  if (copy.empty()) return {};
+  const std::string matmul = resize_matmul_reason(g, n);
+  if (matmul.empty()) return "resize-to-matmul did not run";
+  const std::string mode = n.attr_string("mode", "nearest");
+  return mode == "nearest" ? copy + "; " + matmul : mode + " Resize: " + matmul;
 }
 
 std::string noop_reason(const Graph&, const Node& n) {
@@ -446,6 +458,10 @@ std::string partition_report(const Graph& g, const Partition& p) {
     }
   }
   return r;
+}
+
+std::string resize_copy_reason(const Graph& g, const Node& n) {
+  return nearest_copy_reason(g, n);
 }
 
 }  // namespace npu::compiler

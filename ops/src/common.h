@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <span>
@@ -111,6 +112,12 @@ Expected<std::string> string_attr(const OpCall& c, const char* name);
 Expected<std::optional<std::vector<int64_t>>> ints_attr(const OpCall& c, const char* name);
 /// axis in [-rank, rank) (or [-rank-1, rank] with `inclusive`) made non-negative.
 Expected<size_t> norm_axis(const OpCall& c, int64_t axis, size_t rank, bool inclusive = false);
+/// For queries about a call that do not compute its outputs (npu/ops/resize_taps.h): finds
+/// `op_type`, parses and checks the attributes as run() does and calls f with the call. The
+/// inputs go to f unchecked, so a stand-in without data may take a tensor's place.
+Expected<void> with_call(std::string_view op_type, std::string_view attributes,
+                         std::span<const NpyArray* const> inputs,
+                         const std::function<Expected<void>(const OpCall&)>& f);
 inline HostOutputs single(NpyArray a) {
   return std::vector<NpyArray>{std::move(a)};
 }

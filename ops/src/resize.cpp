@@ -31,6 +31,10 @@
 // interpolations), shrinking axes first so that no intermediate is larger than the input or
 // the output; axes that map onto themselves are skipped.
 //
+// The taps of every axis (build_taps: the coordinate transform and the kernel) are also
+// what npu::ops::resize_taps() returns (npu/ops/resize_taps.h), from which the compiler's
+// resize-to-matmul pass builds the device's interpolation matrices: one definition.
+//
 // Element types: nearest moves bytes (every dtype); linear and cubic compute in float for
 // float32 and in double otherwise, and convert back with Cast's rules (integers truncate and
 // saturate, as the reference's astype truncates). Work (output elements x taps, over all
@@ -49,6 +53,7 @@
 
 #include "common.h"
 #include "npu/cancel.h"
+#include "npu/ops/resize_taps.h"
 #include "tensor_common.h"
 
 namespace npu::ops::detail {
@@ -620,14 +625,15 @@ HostOutputs resize_core(const OpCall& c, const NpyArray& x, const Options& o,
   return single(std::move(*y));
 }
 
-}  // namespace
+/// What a call interpolates: its options and every axis.
+struct Plan {
+  Options o;
+  ResizeGeometry g;
+};
 
-HostOutputs resize(const OpCall& c) {
-  auto x = input(c, 0);
-  if (!x) return x.error();
+Expected<Plan> resize_plan(const OpCall& c, const Shape& s) {
   auto o = resize_options(c);
   if (!o) return o.error();
-  const Shape& s = (*x)->shape;
   auto axes = resize_axes(c, s.size());
   if (!axes) return axes.error();
   // Opset 10: X, scales. From 11: X, roi, scales, sizes (an empty tensor counts as absent).
@@ -647,12 +653,10 @@ HostOutputs resize(const OpCall& c) {
   if (!roi) return roi.error();
   auto g = geometry(c, s, *axes, *scales, sizes, *roi, o->coord == Coord::kTfCropAndResize);
   if (!g) return g.error();
-  return resize_core(c, **x, *o, *g);
+  return Plan{*o, std::move(*g)};
 }
 
-HostOutputs upsample(const OpCall& c) {
-  auto x = input(c, 0);
-  if (!x) return x.error();
+Expected<Plan> upsample_plan(const OpCall& c, const Shape& s) {
   Options o;
   o.coord = Coord::kAsymmetric;
   o.nearest = Nearest::kLegacy;
@@ -676,11 +680,84 @@ HostOutputs upsample(const OpCall& c) {
   for (double v : *scales) {
     if (!(v >= 1)) return op_error(c, "scales " + list_text(*scales) + " must be >= 1");
   }
-  std::vector<size_t> axes((*x)->shape.size());
+  std::vector<size_t> axes(s.size());
   std::iota(axes.begin(), axes.end(), size_t{0});
-  auto g = geometry(c, (*x)->shape, axes, scales, std::nullopt, std::nullopt, false);
+  auto g = geometry(c, s, axes, scales, std::nullopt, std::nullopt, false);
   if (!g) return g.error();
-  return resize_core(c, **x, o, *g);
+  return Plan{o, std::move(*g)};
+}
+
+}  // namespace
+
+HostOutputs resize(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  auto p = resize_plan(c, (*x)->shape);
+  if (!p) return p.error();
+  return resize_core(c, **x, p->o, p->g);
+}
+
+HostOutputs upsample(const OpCall& c) {
+  auto x = input(c, 0);
+  if (!x) return x.error();
+  auto p = upsample_plan(c, (*x)->shape);
+  if (!p) return p.error();
+  return resize_core(c, **x, p->o, p->g);
 }
 
 }  // namespace npu::ops::detail
+
+namespace npu::ops {
+
+std::vector<double> ResizeAxisTaps::matrix() const {
+  std::vector<double> m(static_cast<size_t>(out * in), 0.0);
+  const auto n = static_cast<size_t>(taps);
+  for (size_t o = 0; o < static_cast<size_t>(out); ++o) {
+    if (outside[o]) continue;
+    for (size_t k = 0; k < n; ++k) {
+      m[o * static_cast<size_t>(in) + static_cast<size_t>(index[o * n + k])] += weight[o * n + k];
+    }
+  }
+  return m;
+}
+
+Expected<ResizeTaps> resize_taps(std::string_view op_type, std::string_view attributes,
+                                 std::span<const format::NpyArray* const> inputs) {
+  using namespace detail;
+  if (op_type != "Resize" && op_type != "Upsample") {
+    return make_error(EINVAL, std::string(op_type) + ": not a Resize or Upsample");
+  }
+  ResizeTaps out;
+  auto done = with_call(op_type, attributes, inputs, [&](const OpCall& c) -> Expected<void> {
+    auto x = input(c, 0);
+    if (!x) return x.error();
+    auto p = c.op == "Upsample" ? upsample_plan(c, (*x)->shape) : resize_plan(c, (*x)->shape);
+    if (!p) return p.error();
+    // The taps are allocated per output index: bounded like an output of that many elements.
+    for (const Axis& a : p->g.axes) {
+      NPU_TRY(check_output(c, DType::kFloat64, {a.out, tap_count(p->o, a.scale)}));
+      if (a.in == 0 && a.out > 0) return op_error(c, "cannot resize an empty axis");
+    }
+    out.mode = p->o.mode == Mode::kNearest  ? ResizeMode::kNearest
+               : p->o.mode == Mode::kLinear ? ResizeMode::kLinear
+                                            : ResizeMode::kCubic;
+    out.extrapolation_value = p->o.extrapolation;
+    for (const Axis& a : p->g.axes) {
+      Taps t = build_taps(p->o, a);
+      ResizeAxisTaps r;
+      r.in = a.in;
+      r.out = a.out;
+      r.taps = t.n;
+      r.identity = is_identity(a, t);
+      r.index = std::move(t.index);
+      r.weight = std::move(t.weight);
+      r.outside = std::move(t.outside);
+      out.axes.push_back(std::move(r));
+    }
+    return ok();
+  });
+  if (!done) return done.error();
+  return out;
+}
+
+}  // namespace npu::ops

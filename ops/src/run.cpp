@@ -258,4 +258,29 @@ Expected<std::vector<format::NpyArray>> run_on_type(std::string_view op_type,
   return s->host(call);
 }
 
+namespace detail {
+
+Expected<void> with_call(std::string_view op_type, std::string_view attributes,
+                         std::span<const NpyArray* const> inputs,
+                         const std::function<Expected<void>(const OpCall&)>& f) {
+  const OpSchema* s = find(op_type);
+  if (s == nullptr) {
+    return make_error(ENOTSUP, "host op '" + std::string(op_type) + "' is not supported");
+  }
+  auto attrs = parse_attributes(op_type, attributes);
+  if (!attrs) return attrs.error();
+  auto opset = check_attributes(*s, *attrs);
+  if (!opset) return opset.error();
+  const OpCall call{std::string(op_type), *attrs, inputs, 1, *opset, kMaxOutputBytes, s};
+  try {
+    return f(call);
+  } catch (const std::bad_alloc&) {
+    return make_error(ENOMEM, std::string(op_type) + ": out of memory");
+  } catch (const std::exception& e) {
+    return make_error(EINVAL, std::string(op_type) + ": " + e.what());
+  }
+}
+
+}  // namespace detail
+
 }  // namespace npu::ops
