@@ -27,6 +27,23 @@ uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
   return kConstantsVa + off;
 }
 
+uint64_t ConstantBuffer::keep_or_share(size_t before, size_t off) {
+  const size_t size = bytes_.size() - off;
+  const std::string_view key(reinterpret_cast<const char*>(bytes_.data() + off), size);
+  const size_t h = std::hash<std::string_view>{}(key);
+  auto [first, last] = index_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    const uint64_t at = it->second;
+    if (at + size <= before &&
+        (size == 0 || std::memcmp(bytes_.data() + at, bytes_.data() + off, size) == 0)) {
+      bytes_.resize(before);
+      return kConstantsVa + at;
+    }
+  }
+  index_.emplace(h, off);
+  return kConstantsVa + off;
+}
+
 int Arena::alloc(uint64_t bytes) {
   const uint64_t size = align64(std::max<uint64_t>(bytes, 1));
   uint64_t at = end_;
