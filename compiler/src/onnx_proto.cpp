@@ -6,6 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "huge_pages.h"
+
 namespace npu::compiler::detail {
 
 std::string one_line(std::string s) {
@@ -110,6 +112,7 @@ Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::stri
     NpyArray t;  // the bytes copied once, without zero-filling first
     t.dtype = *dtype;
     t.shape = std::move(dims);
+    reserve_huge(t.data, nbytes);
     t.data.assign(raw_data->begin(), raw_data->end());
     if (t.dtype == DType::kBool) {  // any nonzero byte is true; the IR keeps bools 0/1
       for (std::byte& b : t.data) b = std::byte{b != std::byte{0}};

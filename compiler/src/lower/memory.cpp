@@ -1,6 +1,8 @@
 // The constants buffer and the activation arena (see memory.h).
 #include "lower/memory.h"
 
+#include "huge_pages.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -8,6 +10,10 @@
 #include <string_view>
 
 namespace npu::compiler::detail {
+
+void ConstantBuffer::reserve(size_t bytes) {
+  reserve_huge(bytes_, bytes);
+}
 
 uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
   // Identical blobs (a bias used twice, repeated qparams) are stored once.

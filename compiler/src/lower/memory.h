@@ -41,8 +41,9 @@ class ConstantBuffer {
     fill(std::span<std::byte>(bytes_.data() + off, size));
     return keep_or_share(before, off);
   }
-  /// Room for `bytes` in total, so appending copies each constant once (no regrowth).
-  void reserve(size_t bytes) { bytes_.reserve(bytes); }
+  /// Room for `bytes` in total, so appending copies each constant once (no regrowth); the
+  /// room is advised to huge pages (huge_pages.h).
+  void reserve(size_t bytes);
   size_t size() const { return bytes_.size(); }
   /// The contents, moved out when the package is written.
   std::vector<std::byte> take() { return std::move(bytes_); }
