@@ -135,6 +135,15 @@ void Graph::rename_value(ValueId id, const std::string& new_name) {
   by_name_[new_name] = id;
 }
 
+bool Graph::release_if_unread(ValueId id) {
+  if (id < 0 || !value(id).constant || is_graph_output(id)) return false;
+  for (const Node& n : nodes) {
+    if (std::find(n.inputs.begin(), n.inputs.end(), id) != n.inputs.end()) return false;
+  }
+  value(id).constant.reset();
+  return true;
+}
+
 const NpyArray* Graph::constant(ValueId id) const {
   if (id < 0 || static_cast<size_t>(id) >= values_.size()) return nullptr;
   return values_[static_cast<size_t>(id)].constant.get();

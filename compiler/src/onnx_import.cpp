@@ -6,6 +6,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -13,6 +15,7 @@
 #include "npu/compiler/op_set.h"
 #include "npu/format/file.h"
 #include "onnx_proto.h"
+#include "onnx_weights.h"
 
 namespace npu::compiler {
 
@@ -57,7 +60,9 @@ Expected<std::map<std::string, int64_t>> read_opsets(const onnx::ModelProto& m) 
 }
 
 // Inputs fixed as constants, inputs with initializers (defaults) and run-time shapes.
-Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts) {
+// A replaced initializer leaves `cut` (a new one may be allocated at its address).
+Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts,
+                              detail::CutWeights& cut) {
   for (const auto& [name, data] : opts.constant_inputs) {
     onnx::ValueInfoProto* in = find_input(g, name);
     if (!in) return make_error(EINVAL, "bound input '" + name + "' is not a graph input");
@@ -84,7 +89,11 @@ Expected<void> apply_bindings(onnx::GraphProto& g, const ImportOptions& opts) {
       }
     }
     const std::string& key = name;  // (clang 14 cannot capture a structured binding)
-    erase_if(g.mutable_initializer(), [&](const onnx::TensorProto& t) { return t.name() == key; });
+    erase_if(g.mutable_initializer(), [&](const onnx::TensorProto& t) {
+      if (t.name() != key) return false;
+      cut.erase(&t);
+      return true;
+    });
     *g.add_initializer() = detail::tensor_to_proto(data, name);
   }
   // The graph input stays listed (models with IR version < 4 must list initializers as
@@ -227,18 +236,38 @@ Expected<Graph> import_onnx_bytes(std::string_view bytes, const ImportOptions& o
                                   const std::string& source) {
   auto fail = [&](const Error& e) { return detail::source_error(source, e); };
   try {
+    // Large weights are cut out before protobuf parses the model and copied once, from
+    // `bytes`, into the graph (onnx_weights.h): `bytes` outlives every use of `cut`.
+    std::optional<detail::SplitModel> split;
+    if (bytes.size() <= static_cast<size_t>(INT32_MAX)) split = detail::split_weights(bytes);
+    const bool any_cut =
+        split && std::ranges::any_of(split->cut, [](const auto& c) { return c.has_value(); });
+    const std::string_view proto = any_cut ? std::string_view(split->proto) : bytes;
     onnx::ModelProto model;
     if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
-        !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+        !model.ParseFromArray(proto.data(), static_cast<int>(proto.size()))) {
       return make_error(EINVAL, source + ": not an onnx model (protobuf parse failed)");
+    }
+    detail::CutWeights cut;
+    if (any_cut) {
+      const auto& inits = model.graph().initializer();
+      if (static_cast<size_t>(inits.size()) != split->cut.size()) {
+        return make_error(EINVAL, source + ": initializers parsed differently than walked (" +
+                                      std::to_string(inits.size()) + " vs " +
+                                      std::to_string(split->cut.size()) + ")");
+      }
+      for (int i = 0; i < inits.size(); ++i) {
+        if (const auto& c = split->cut[static_cast<size_t>(i)]) cut.emplace(&inits.Get(i), *c);
+      }
+      split->proto = std::string();  // parsed: release it
     }
     if (!model.has_graph()) return make_error(EINVAL, source + ": the model has no graph");
     auto opsets = read_opsets(model);
     if (!opsets) return fail(opsets.error());
-    if (auto r = apply_bindings(*model.mutable_graph(), options); !r) return fail(r.error());
+    if (auto r = apply_bindings(*model.mutable_graph(), options, cut); !r) return fail(r.error());
     if (auto r = check_nodes(model, *opsets, options); !r) return fail(r.error());
     if (auto r = infer_shapes(model); !r) return fail(r.error());
-    auto g = detail::build_graph(model.graph(), *opsets);
+    auto g = detail::build_graph(model.graph(), *opsets, cut);
     if (!g) return fail(g.error());
     if (auto r = detail::upgrade_legacy_forms(*g); !r) return fail(r.error());
     detail::annotate_quantization(*g);

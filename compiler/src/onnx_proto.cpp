@@ -6,6 +6,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "huge_pages.h"
+
 namespace npu::compiler::detail {
 
 std::string one_line(std::string s) {
@@ -75,7 +77,8 @@ int dtype_to_onnx(DType t) {
   return onnx::TensorProto::UNDEFINED;
 }
 
-Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::string& what) {
+Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::string& what,
+                                     std::optional<std::span<const std::byte>> raw_data) {
   if (p.data_location() == onnx::TensorProto::EXTERNAL || p.external_data_size() > 0) {
     return make_error(ENOTSUP, what +
                                    ": external tensor data is not supported (save the model "
@@ -97,16 +100,20 @@ Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& p, const std::stri
     return make_error(EINVAL, what + ": too many elements");
   }
   const size_t nbytes = static_cast<size_t>(count) * format::dtype_size(*dtype);
-  if (p.has_raw_data()) {
-    if (p.raw_data().size() != nbytes) {
-      return make_error(EINVAL, what + ": raw_data has " + std::to_string(p.raw_data().size()) +
+  if (!raw_data && p.has_raw_data()) {
+    raw_data =
+        std::span(reinterpret_cast<const std::byte*>(p.raw_data().data()), p.raw_data().size());
+  }
+  if (raw_data) {
+    if (raw_data->size() != nbytes) {
+      return make_error(EINVAL, what + ": raw_data has " + std::to_string(raw_data->size()) +
                                     " bytes, expected " + std::to_string(nbytes));
     }
     NpyArray t;  // the bytes copied once, without zero-filling first
     t.dtype = *dtype;
     t.shape = std::move(dims);
-    const auto* raw = reinterpret_cast<const std::byte*>(p.raw_data().data());
-    t.data.assign(raw, raw + nbytes);
+    reserve_huge(t.data, nbytes);
+    t.data.assign(raw_data->begin(), raw_data->end());
     if (t.dtype == DType::kBool) {  // any nonzero byte is true; the IR keeps bools 0/1
       for (std::byte& b : t.data) b = std::byte{b != std::byte{0}};
     }

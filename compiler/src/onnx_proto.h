@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <optional>
+#include <span>
 #include <string>
 
 #include "npu/compiler/graph.h"
@@ -26,8 +27,12 @@ inline bool accepted_dtype(DType t) {
   return dtype_to_onnx(t) != 0;
 }
 
-/// An initializer or tensor attribute as an NpyArray; `what` names it in errors.
-Expected<NpyArray> tensor_from_proto(const onnx::TensorProto& t, const std::string& what);
+/// An initializer or tensor attribute as an NpyArray; `what` names it in errors. `raw_data`,
+/// when given, stands for the tensor's raw_data field (bytes that split_weights() cut out of
+/// the proto; they are copied, not kept).
+Expected<NpyArray> tensor_from_proto(
+    const onnx::TensorProto& t, const std::string& what,
+    std::optional<std::span<const std::byte>> raw_data = std::nullopt);
 /// An array of an accepted dtype as a TensorProto (raw_data) named `name`.
 onnx::TensorProto tensor_to_proto(const NpyArray& t, const std::string& name);
 /// Element type and shape of a TypeProto (tensor types only; `what` names it in errors).

@@ -63,7 +63,7 @@ Expected<NpyArray> constant_value(const onnx::NodeProto& n) {
 }  // namespace
 
 Expected<Graph> build_graph(const onnx::GraphProto& gp,
-                            const std::map<std::string, int64_t>& opsets) {
+                            const std::map<std::string, int64_t>& opsets, const CutWeights& cut) {
   Graph g;
   g.name = gp.name();
   g.opsets = opsets;
@@ -74,7 +74,9 @@ Expected<Graph> build_graph(const onnx::GraphProto& gp,
 
   std::set<std::string> defined;
   for (const auto& t : gp.initializer()) {
-    auto data = tensor_from_proto(t, "initializer '" + t.name() + "'");
+    const auto c = cut.find(&t);
+    auto data = tensor_from_proto(t, "initializer '" + t.name() + "'",
+                                  c == cut.end() ? std::nullopt : std::optional(c->second));
     if (!data) return data.error();
     if (g.find_value(t.name()) != kNoValue) continue;  // duplicate initializer: first wins
     Value v;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "layernorm_formula.h"
@@ -112,6 +113,37 @@ TEST(FoldBatchNorm, SkipsConvWithSecondReader) {
   ASSERT_TRUE(g);
   ASSERT_TRUE(run_passes(*g, {"fold-batchnorm"}));
   EXPECT_EQ(count_ops(*g, "BatchNormalization"), 1u);
+}
+
+// The unfolded weights are released once the conv reads the folded ones (their memory serves
+// the next fold), but not while another node still reads them.
+TEST(FoldBatchNorm, ReleasesTheUnfoldedWeightsUnlessShared) {
+  for (const bool shared : {false, true}) {
+    ModelBuilder b;
+    b.input("x", {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+    b.init_f("w", {1, 1, 1, 1}, {2.0f});
+    for (const char* p : {"g", "be", "m", "v"}) b.init_f(p, {1}, {1.0f});
+    b.node("Conv", {"x", "w"}, {"c"}, "conv");
+    b.node("BatchNormalization", {"c", "g", "be", "m", "v"}, {"y"}, "bn");
+    b.output("y");
+    if (shared) {
+      b.node("Conv", {"x", "w"}, {"y2"}, "conv2");
+      b.output("y2");
+    }
+    auto g = b.import();
+    ASSERT_TRUE(g) << g.error().message;
+    const ValueId w = g->find_value("w");
+    const std::weak_ptr<const NpyArray> old = g->value(w).constant;
+    ASSERT_TRUE(run_passes(*g, {"fold-batchnorm"}));
+    EXPECT_EQ(count_ops(*g, "BatchNormalization"), 0u) << to_string(*g);
+    EXPECT_EQ(old.expired(), !shared) << (shared ? "shared" : "unshared");
+    EXPECT_EQ(g->value(w).is_constant(), shared);
+    ASSERT_TRUE(g->verify()) << to_string(*g);
+    // The folded conv reads its own weights: 2 * 1 / sqrt(1 + eps).
+    const NpyArray* fw = g->constant(g->nodes[0].input(1));
+    ASSERT_TRUE(fw);
+    EXPECT_NEAR(format::to_floats(*fw)[0], 2.0f, 1e-4f);
+  }
 }
 
 TEST(Fusion, ConvBiasAddRelu) {

@@ -35,6 +35,62 @@ TEST(OnnxImport, InitializersRawAndTyped) {
   EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{2, 3}));
 }
 
+// Large float initializers are cut from the bytes protobuf parses and read from the model
+// file (onnx_weights.h): the values, the checks and a bound replacement must not change.
+TEST(OnnxImport, LargeInitializersReadFromTheModelBytes) {
+  constexpr int64_t kN = 3000;  // 12000 bytes of float32, above the cut size
+  std::vector<float> big(kN), big2(kN);
+  for (int64_t i = 0; i < kN; ++i) {
+    big[static_cast<size_t>(i)] = static_cast<float>(i) * 0.25f - 7.0f;
+    big2[static_cast<size_t>(i)] = static_cast<float>(kN - i);
+  }
+  ModelBuilder b;
+  b.input("x", {kN});
+  b.init_f("small", {2}, {1.5f, 2.5f});  // kept in the proto
+  b.init_f("big", {kN}, big);
+  b.init_f("big2", {kN}, big2);
+  auto* ints = b.graph().add_initializer();  // large, but not floating point: kept
+  ints->set_name("ints");
+  ints->set_data_type(onnx::TensorProto::INT32);
+  ints->add_dims(kN);
+  std::vector<int32_t> iv(kN);
+  for (int64_t i = 0; i < kN; ++i) iv[static_cast<size_t>(i)] = static_cast<int32_t>(i * 3);
+  ints->set_raw_data(std::string(reinterpret_cast<const char*>(iv.data()), iv.size() * 4));
+  b.node("Add", {"x", "big"}, {"a"});
+  b.node("Add", {"a", "big2"}, {"y"});
+  b.output("y");
+  auto g = b.import();
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(format::to_floats(*g->constant(g->find_value("big"))), big);
+  EXPECT_EQ(format::to_floats(*g->constant(g->find_value("big2"))), big2);
+  EXPECT_EQ(format::to_floats(*g->constant(g->find_value("small"))),
+            (std::vector<float>{1.5f, 2.5f}));
+  const auto got_ints = format::to_ints(*g->constant(g->find_value("ints")));
+  ASSERT_EQ(got_ints.size(), static_cast<size_t>(kN));
+  EXPECT_EQ(got_ints[kN - 1], (kN - 1) * 3);
+  EXPECT_EQ(dims_of(*g, "y"), (std::vector<int64_t>{kN}));
+
+  // A bound constant replaces the first large initializer; the second keeps its bytes.
+  b.input("big", {kN});
+  ImportOptions opts;
+  opts.constant_inputs["big"] = NpyArray::of<float>({kN}, std::vector<float>(kN, 4.0f));
+  auto bound = b.import(opts);
+  ASSERT_TRUE(bound) << bound.error().message;
+  EXPECT_EQ(format::to_floats(*bound->constant(bound->find_value("big"))),
+            std::vector<float>(kN, 4.0f));
+  EXPECT_EQ(format::to_floats(*bound->constant(bound->find_value("big2"))), big2);
+
+  // A cut raw_data of the wrong size is still an error that names the initializer.
+  b.graph().mutable_initializer(2)->add_dims(1);  // big2 now claims 3000x1... of 4 bytes
+  b.graph().mutable_initializer(2)->set_dims(0, kN + 1);
+  auto bad = b.import();
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("initializer 'big2': raw_data has 12000 bytes, expected "
+                                     "12004"),
+            std::string::npos)
+      << bad.error().message;
+}
+
 TEST(OnnxImport, AttributesOfEachType) {
   ModelBuilder b;
   b.input("x", {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});

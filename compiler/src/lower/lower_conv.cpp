@@ -11,18 +11,26 @@ using codegen::TensorDesc;
 
 namespace {
 
-/// OIHW (or OIW) constant weights reordered to OHWI.
-std::vector<std::byte> to_ohwi(const NpyArray& w) {
+/// OIHW (or OIW) constant weights reordered to OHWI into `out` (w.data.size() bytes).
+void to_ohwi(const NpyArray& w, std::span<std::byte> out) {
   const int64_t O = w.shape[0], I = w.shape[1];
   const int64_t HW = dim_product(w.shape, 2, w.shape.size());
   const size_t es = format::dtype_size(w.dtype);
-  std::vector<std::byte> out(w.data.size());
+  if (HW == 1) {  // 1x1 kernels: OIHW is OHWI
+    std::memcpy(out.data(), w.data.data(), w.data.size());
+    return;
+  }
   for (int64_t o = 0; o < O; ++o)
     for (int64_t i = 0; i < I; ++i)
       for (int64_t p = 0; p < HW; ++p) {
         std::memcpy(out.data() + ((o * HW + p) * I + i) * es,
                     w.data.data() + ((o * I + i) * HW + p) * es, es);
       }
+}
+
+std::vector<std::byte> to_ohwi(const NpyArray& w) {
+  std::vector<std::byte> out(w.data.size());
+  to_ohwi(w, out);
   return out;
 }
 
@@ -62,7 +70,10 @@ Expected<void> lower_conv(Lowering& L, const Node& n) {
     op.weights = TensorDesc::make(L.add_half_constant(to_ohwi(*wt), wt->dtype, half), half, wdims);
     op.input = op.input.computed_as(half);
   } else {
-    op.weights = TensorDesc::make(L.constants.add(to_ohwi(*wt)), *wdt, wdims);
+    op.weights =
+        TensorDesc::make(L.constants.add_in_place(
+                             wt->data.size(), [&](std::span<std::byte> dst) { to_ohwi(*wt, dst); }),
+                         *wdt, wdims);
   }
   op.stride_h = win->sh, op.stride_w = win->sw, op.dil_h = win->dh, op.dil_w = win->dw;
   op.pad_top = win->pt, op.pad_left = win->pl, op.pad_bottom = win->pb, op.pad_right = win->pr;

@@ -1,6 +1,8 @@
 // The constants buffer and the activation arena (see memory.h).
 #include "lower/memory.h"
 
+#include "huge_pages.h"
+
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -8,6 +10,10 @@
 #include <string_view>
 
 namespace npu::compiler::detail {
+
+void ConstantBuffer::reserve(size_t bytes) {
+  reserve_huge(bytes_, bytes);
+}
 
 uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
   // Identical blobs (a bias used twice, repeated qparams) are stored once.
@@ -23,6 +29,23 @@ uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
   const uint64_t off = align64(bytes_.size());
   bytes_.resize(off);  // zero padding to the alignment; the blob is copied without a zero fill
   bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  index_.emplace(h, off);
+  return kConstantsVa + off;
+}
+
+uint64_t ConstantBuffer::keep_or_share(size_t before, size_t off) {
+  const size_t size = bytes_.size() - off;
+  const std::string_view key(reinterpret_cast<const char*>(bytes_.data() + off), size);
+  const size_t h = std::hash<std::string_view>{}(key);
+  auto [first, last] = index_.equal_range(h);
+  for (auto it = first; it != last; ++it) {
+    const uint64_t at = it->second;
+    if (at + size <= before &&
+        (size == 0 || std::memcmp(bytes_.data() + at, bytes_.data() + off, size) == 0)) {
+      bytes_.resize(before);
+      return kConstantsVa + at;
+    }
+  }
   index_.emplace(h, off);
   return kConstantsVa + off;
 }

@@ -30,13 +30,29 @@ class ConstantBuffer {
  public:
   /// Appends `bytes` (64-byte aligned) and returns its device VA; identical blobs are shared.
   uint64_t add(std::span<const std::byte> bytes);
-  /// Room for `bytes` in total, so appending copies each constant once (no regrowth).
-  void reserve(size_t bytes) { bytes_.reserve(bytes); }
+  /// The same for a blob of `size` bytes that `fill(std::span<std::byte>)` writes in place
+  /// at the end of the buffer (a relaid-out weight), saving the temporary copy; when the blob
+  /// is a duplicate, the bytes are dropped again and the earlier blob's VA returned.
+  template <typename Fill>
+  uint64_t add_in_place(size_t size, Fill&& fill) {
+    const size_t before = bytes_.size();
+    const size_t off = align64(before);
+    bytes_.resize(off + size);
+    fill(std::span<std::byte>(bytes_.data() + off, size));
+    return keep_or_share(before, off);
+  }
+  /// Room for `bytes` in total, so appending copies each constant once (no regrowth); the
+  /// room is advised to huge pages (huge_pages.h).
+  void reserve(size_t bytes);
   size_t size() const { return bytes_.size(); }
   /// The contents, moved out when the package is written.
   std::vector<std::byte> take() { return std::move(bytes_); }
 
  private:
+  // Indexes the blob appended at `off` (the buffer ended at `before`), or drops it and returns
+  // the VA of an identical blob stored earlier.
+  uint64_t keep_or_share(size_t before, size_t off);
+
   std::vector<std::byte> bytes_;
   std::unordered_multimap<size_t, uint64_t> index_;  // hash of a blob -> its offset
 };

@@ -159,6 +159,12 @@ class Graph {
   std::string unique_name(std::string_view hint) const;
   void rename_value(ValueId id, const std::string& new_name);
 
+  /// Drops this graph's reference to the data of constant `id` when no node reads it and it
+  /// is not a graph output, so a pass that replaced a weight frees the old array at once
+  /// rather than when the graph dies (the memory then serves the next replacement). The value
+  /// stays in the table, no longer constant; an array another owner shares lives on with it.
+  /// O(nodes). Returns whether the data was dropped.
+  bool release_if_unread(ValueId id);
   /// The constant data of `id`, or nullptr (also for kNoValue).
   const NpyArray* constant(ValueId id) const;
   bool is_graph_input(ValueId id) const;
