@@ -84,9 +84,12 @@ void for_runs(const Space<NT>& s, std::array<std::byte*, NT> base,
       }
 }
 
+// Flattened: the per-element function (ref::eltwise / ref::activation with the op known at
+// compile time) is inlined and its switch folded, so the loops vectorize; GCC left the large
+// ref::activation_fp<float> as a call per element (5% of a ResNet-50 inference).
 template <class T, class F>
-void binary_run(const std::array<std::byte*, 3>& p, uint64_t n, const std::array<uint64_t, 3>& s,
-                F f) {
+[[gnu::flatten]] void binary_run(const std::array<std::byte*, 3>& p, uint64_t n,
+                                 const std::array<uint64_t, 3>& s, F f) {
   const std::byte* a = p[0];
   const std::byte* b = p[1];
   std::byte* o = p[2];
@@ -105,8 +108,8 @@ void binary_run(const std::array<std::byte*, 3>& p, uint64_t n, const std::array
 }
 
 template <class T, class F>
-void unary_run(const std::array<std::byte*, 2>& p, uint64_t n, const std::array<uint64_t, 2>& s,
-               F f) {
+[[gnu::flatten]] void unary_run(const std::array<std::byte*, 2>& p, uint64_t n,
+                                const std::array<uint64_t, 2>& s, F f) {
   const std::byte* x = p[0];
   std::byte* o = p[1];
   if (s[0] == 1 && s[1] == 1) {
