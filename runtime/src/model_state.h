@@ -41,6 +41,8 @@ struct ModelState {
   std::map<std::string, Buffer> buffers;
   /// Per segment: its command buffer, built, validated and uploaded on first use.
   std::map<size_t, CommandBuffer> cmdbufs;
+  /// Per segment: its commands for the run statistics, split once on first use.
+  std::map<size_t, std::shared_ptr<const std::vector<npu_cmd>>> commands;
   std::optional<Context> context;
   std::vector<TensorDesc> inputs, outputs;
   RunStats stats;

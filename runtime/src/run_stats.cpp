@@ -42,14 +42,14 @@ JobProfile RunStats::merged_profile_with_host(uint64_t clock_hz,
       p.seqno = q.seqno;
     }
     p.cycles += s.cycles;
-    cmd_base += static_cast<uint32_t>(s.commands.size());
+    cmd_base += static_cast<uint32_t>(s.commands().size());
   }
   return p;
 }
 
 std::vector<npu_cmd> RunStats::merged_commands() const {
   std::vector<npu_cmd> cmds;
-  for (const auto& s : segments) cmds.insert(cmds.end(), s.commands.begin(), s.commands.end());
+  for (const auto& s : segments) cmds.insert(cmds.end(), s.commands().begin(), s.commands().end());
   return cmds;
 }
 
@@ -82,7 +82,7 @@ HazardReport RunStats::merged_hazards() const {
         }
       }
     }
-    cmd_base += static_cast<uint32_t>(s.commands.size());
+    cmd_base += static_cast<uint32_t>(s.commands().size());
   }
   return r;
 }
@@ -99,12 +99,12 @@ CommandLabeler RunStats::hazard_labels(const format::PackageMetadata& metadata) 
   auto parts = std::make_shared<std::vector<Part>>();
   uint32_t cmd_base = 0;
   for (const auto& s : segments) {
-    if (s.kind == format::SegmentKind::kDevice && !s.commands.empty()) {
+    if (s.kind == format::SegmentKind::kDevice && !s.commands().empty()) {
       Part p;
       p.base = cmd_base;
       p.name = s.name;
-      for (uint32_t i = 0; i < s.commands.size(); ++i) {
-        if (s.commands[i].hdr.opcode == NPU_OP_FENCE) p.fences.push_back(i);
+      for (uint32_t i = 0; i < s.commands().size(); ++i) {
+        if (s.commands()[i].hdr.opcode == NPU_OP_FENCE) p.fences.push_back(i);
       }
       if (s.index < metadata.segments.size()) {
         const auto& layers = metadata.segments[s.index].layers;
@@ -114,7 +114,7 @@ CommandLabeler RunStats::hazard_labels(const format::PackageMetadata& metadata) 
       }
       parts->push_back(std::move(p));
     }
-    cmd_base += static_cast<uint32_t>(s.commands.size());
+    cmd_base += static_cast<uint32_t>(s.commands().size());
   }
   return [parts](uint32_t index) -> std::string {
     auto it = std::upper_bound(parts->begin(), parts->end(), index,

@@ -50,7 +50,11 @@ Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
   const std::string label = segment_label(s, index);
   auto cb = command_buffer(m, s, index, label);
   if (!cb) return cb.error();
-  st.commands = split_commands(m.package.sections.at(s.command_buffer).data);
+  auto& commands = m.commands[index];
+  if (!commands)
+    commands = std::make_shared<const std::vector<npu_cmd>>(
+        split_commands(m.package.sections.at(s.command_buffer).data));
+  st.command_list = commands;
   if (!m.context) {
     auto ctx = Context::create(m.device);
     if (!ctx) return make_error(ctx.error().code, m.where(label + ": " + ctx.error().message));
@@ -76,7 +80,7 @@ Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
     m.context.reset();  // banned
     std::string what = std::string("job ") + to_string(res->status);
     if (res->fault.kind != DRM_NPU_FAULT_NONE)
-      what += ": " + describe_fault(res->fault, st.commands);
+      what += ": " + describe_fault(res->fault, st.commands());
     return make_error(EIO, m.where(label + ": " + what));
   }
   if (o.collect_profile && m.device.params().has(DRM_NPU_CAP_JOB_PROFILE)) {

@@ -18,7 +18,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -38,8 +40,15 @@ struct SegmentStats {
   uint64_t host_ns = 0;                 // wall time of the segment
   std::optional<JobProfile> profile;    // device segments with RunOptions::collect_profile
   std::optional<HazardReport> hazards;  // device segments with RunOptions::racecheck
-  std::vector<npu_cmd> commands;        // device segments: the command buffer's commands
-  uint32_t index = 0;                   // the segment's index in the package's segments
+  // Device segments: the command buffer's commands, shared with the loaded model (split once,
+  // not copied per run) and kept alive by every SegmentStats that refers to them.
+  std::shared_ptr<const std::vector<npu_cmd>> command_list;
+  uint32_t index = 0;  // the segment's index in the package's segments
+
+  /// The command buffer's commands (empty for host segments).
+  std::span<const npu_cmd> commands() const {
+    return command_list ? std::span<const npu_cmd>(*command_list) : std::span<const npu_cmd>();
+  }
 };
 
 struct RunStats {
