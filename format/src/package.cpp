@@ -176,14 +176,23 @@ Expected<void> write_package(const std::string& path, const Package& p) {
 }
 
 Expected<Package> read_package(const std::string& path, const isa::DeviceConfig* device) {
-  // Mapped, not read: parse_package() copies each section out once anyway.
+  // Mapped, not read: the sections that are views keep the mapping alive.
   auto file = MappedFile::open(path);
   if (!file) return file.error();
-  return parse_package(file->bytes(), path, device);
+  auto mapping = std::make_shared<const MappedFile>(std::move(*file));
+  const auto bytes = mapping->bytes();
+  return parse_package(bytes, std::move(mapping), path, device);
 }
 
 Expected<Package> parse_package(std::span<const std::byte> bytes, std::string_view name,
                                 const isa::DeviceConfig* device) {
+  return parse_package(bytes, nullptr, name, device);
+}
+
+// With an `owner`, sections other than command buffers are views of `bytes` sharing it;
+// without, every section is a copy.
+Expected<Package> parse_package(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                std::string_view name, const isa::DeviceConfig* device) {
   const std::string n(name);
   auto fail = [&](const std::string& what) { return make_error(EINVAL, n + ": " + what); };
   const uint64_t file_size = bytes.size();
@@ -285,7 +294,12 @@ Expected<Package> parse_package(std::span<const std::byte> bytes, std::string_vi
                  ? SectionKind::kExtra
                  : SectionKind{kind};
     s.name = sname;
-    s.data.assign(bytes.begin() + off, bytes.begin() + off + size);
+    const auto section_bytes = bytes.subspan(off, size);
+    if (owner && s.kind != SectionKind::kCommandBuffer) {
+      s.data = SectionBytes(section_bytes, owner);
+    } else {
+      s.data = std::vector<std::byte>(section_bytes.begin(), section_bytes.end());
+    }
     p.sections.push_back(std::move(s));
   }
 

@@ -19,6 +19,14 @@ namespace {
 using json = nlohmann::json;
 using testing::sample_package;
 
+// Sections are immutable: a test edits a copy of the bytes and puts it back.
+template <typename Edit>
+void edit_section(Section& s, Edit edit) {
+  std::vector<std::byte> bytes = s.data.to_vector();
+  edit(bytes);
+  s.data = std::move(bytes);
+}
+
 uint64_t get_le(const std::vector<std::byte>& b, size_t off, size_t n) {
   uint64_t v = 0;
   for (size_t i = 0; i < n; ++i) v |= uint64_t(static_cast<uint8_t>(b[off + i])) << (8 * i);
@@ -442,11 +450,14 @@ TEST(Package, SemanticErrors) {
       {"output not writable",
        [](Package& p) { p.metadata.segments[0].buffers[1].access = Access::kRead; },
        "outputs[0]: tensor 'x' lives in buffer 'activations' which the segment does not write"},
-      {"cb too short", [](Package& p) { p.sections[0].data.resize(16); },
+      {"cb too short",
+       [](Package& p) { edit_section(p.sections[0], [](auto& b) { b.resize(16); }); },
        "command buffer (section 0 'seg0.cmd'): 16 bytes, shorter than its header"},
-      {"cb magic", [](Package& p) { p.sections[0].data[0] = std::byte{0}; },
+      {"cb magic",
+       [](Package& p) { edit_section(p.sections[0], [](auto& b) { b[0] = std::byte{0}; }); },
        "command buffer (section 0 'seg0.cmd'): bad magic"},
-      {"cb size", [](Package& p) { p.sections[0].data.resize(p.sections[0].data.size() + 128); },
+      {"cb size",
+       [](Package& p) { edit_section(p.sections[0], [](auto& b) { b.resize(b.size() + 128); }); },
        "header size"},
       {"cb features", [](Package& p) { p.metadata.target.features = NPU_FEATURE_INT8; },
        "not declared in target.features"},

@@ -44,9 +44,10 @@ inline Package sample_package() {
               .device = "npu-emu"};
 
   Section cmd{SectionKind::kCommandBuffer, "seg0.cmd", sample_command_buffer()};
-  Section consts{SectionKind::kConstants, "constants", std::vector<std::byte>(80)};
-  for (size_t i = 0; i < consts.data.size(); ++i) consts.data[i] = std::byte(uint8_t(i * 7));
-  Section extra{SectionKind::kExtra, "debug.txt", {std::byte{'h'}, std::byte{'i'}}};
+  std::vector<std::byte> const_bytes(80);
+  for (size_t i = 0; i < const_bytes.size(); ++i) const_bytes[i] = std::byte(uint8_t(i * 7));
+  Section consts{SectionKind::kConstants, "constants", std::move(const_bytes)};
+  Section extra{SectionKind::kExtra, "debug.txt", std::vector{std::byte{'h'}, std::byte{'i'}}};
   p.sections = {cmd, consts, extra};
 
   m.buffers = {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -158,7 +159,9 @@ int run_raw(const Options& o, std::span<const std::byte> cmdbuf) {
   return 0;
 }
 
-int run_model(const Options& o, std::span<const std::byte> bytes) {
+// `mapping` holds `bytes`: the package's constants are views of it, not copies.
+int run_model(const Options& o, std::span<const std::byte> bytes,
+              std::shared_ptr<const npu::format::MappedFile> mapping) {
   const std::pair<bool, const char*> raw_only[] = {
       {!o.buffers.empty(), "--buffer"},
       {!o.dumps.empty(), "--dump"},
@@ -172,7 +175,8 @@ int run_model(const Options& o, std::span<const std::byte> bytes) {
   }
   auto dev = npu::Device::open(o.device);
   if (!dev) return fail(dev.error().message);
-  auto package = npu::format::parse_package(bytes, o.input);  // the device checks run in load()
+  // The device checks run in load().
+  auto package = npu::format::parse_package(bytes, std::move(mapping), o.input);
   if (!package) return fail(package.error().message);
   auto model = npu::Model::load(*dev, std::move(*package), o.input);
   if (!model) return fail(model.error().message);
@@ -236,9 +240,11 @@ static int tool_main(int argc, char** argv) {
 
   auto file = npu::format::MappedFile::open(o.input);  // a package's weights are not copied
   if (!file) return fail(file.error().message);
-  const std::span<const std::byte> bytes = file->bytes();
+  auto mapping = std::make_shared<const npu::format::MappedFile>(std::move(*file));
+  const std::span<const std::byte> bytes = mapping->bytes();
   if (npu::is_command_buffer(bytes)) return run_raw(o, bytes);
-  if (std::filesystem::path(o.input).extension() == ".npub") return run_model(o, bytes);
+  if (std::filesystem::path(o.input).extension() == ".npub")
+    return run_model(o, bytes, std::move(mapping));
   return fail("'" + o.input +
               "': neither a command buffer (no NPUC magic) nor a model package "
               "(.npub)");

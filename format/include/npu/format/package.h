@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,15 +17,19 @@
 #include "npu/expected.h"
 #include "npu/format/package_layout.h"
 #include "npu/format/package_metadata.h"
+#include "npu/format/section_bytes.h"
 #include "npu/isa/device_config.h"
 
 namespace npu::format {
 
 /// One binary section. Names are 1-24 characters of [A-Za-z0-9_.-], unique in a package.
+/// `data` either owns its bytes (a package built in memory) or is a view of the mapped file it
+/// was read from (read_package()); either way it keeps them alive as long as any copy of the
+/// Section or its Package lives (section_bytes.h).
 struct Section {
   SectionKind kind = SectionKind::kExtra;
   std::string name = {};
-  std::vector<std::byte> data = {};
+  SectionBytes data = {};
   bool operator==(const Section&) const = default;
 };
 
@@ -41,9 +46,19 @@ inline constexpr uint64_t kMaxPackageCommands = uint64_t{1} << 22;
 /// Parses and validates the bytes of a package; `name` (usually the path) prefixes errors.
 /// With `device`, command buffers are also checked with isa::validate() against it, their
 /// DRAM accesses against the segment's buffers, and the target against the device.
+/// The sections are copies: the Package does not refer to `bytes` once this returns.
 Expected<Package> parse_package(std::span<const std::byte> bytes, std::string_view name,
                                 const isa::DeviceConfig* device = nullptr);
-/// Reads and parses a file; errors name the path.
+/// The same, but constants, host-data and extra sections are views of `bytes` that share
+/// `owner`, which must keep `bytes` valid and unchanged while held. Command-buffer sections,
+/// which the runtime trusts once validated, are still copied (they are small), so changing the
+/// backing memory afterwards can change constants but never a validated command buffer.
+Expected<Package> parse_package(std::span<const std::byte> bytes, std::shared_ptr<const void> owner,
+                                std::string_view name, const isa::DeviceConfig* device = nullptr);
+/// Maps and parses a file; errors name the path. The returned Package holds the mapping (see
+/// the overload above): the file's pages are shared, not copied, and unmapped when the last
+/// copy of the Package goes. Replace a package file (write_package() renames over it); do not
+/// rewrite or truncate it in place while a Package read from it lives.
 Expected<Package> read_package(const std::string& path, const isa::DeviceConfig* device = nullptr);
 
 /// The semantic checks parse_package() runs after decoding (docs/package.md §4), for a
