@@ -24,19 +24,19 @@
 namespace npu::emu::kern {
 namespace {
 
-enum class Isa { kScalar, kF16c, kAvx512 };
+enum class HalfIsa { kScalar, kF16c, kAvx512 };
 
-Isa detect() {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return Isa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return Isa::kF16c;
-  return Isa::kScalar;
+HalfIsa detect_half_isa() {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return HalfIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return HalfIsa::kF16c;
+  return HalfIsa::kScalar;
 }
 
 std::atomic<bool> g_force_scalar{false};
 
-Isa isa() {
-  static const Isa detected = detect();
-  return g_force_scalar.load(std::memory_order_relaxed) ? Isa::kScalar : detected;
+HalfIsa half_isa() {
+  static const HalfIsa detected = detect_half_isa();
+  return g_force_scalar.load(std::memory_order_relaxed) ? HalfIsa::kScalar : detected;
 }
 
 uint16_t ld16(const std::byte* p, size_t i) {
@@ -155,14 +155,14 @@ void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, s
 
 void widen_half(const std::byte* src, uint8_t dtype, size_t n, std::byte* dst) {
   size_t done = 0;
-  switch (isa()) {
-    case Isa::kAvx512:
+  switch (half_isa()) {
+    case HalfIsa::kAvx512:
       done = widen_avx512(src, dtype, n, dst);
       break;
-    case Isa::kF16c:
+    case HalfIsa::kF16c:
       if (dtype != NPU_DTYPE_BF16) done = widen_fp16_f16c(src, n, dst);
       break;
-    case Isa::kScalar:
+    case HalfIsa::kScalar:
       break;
   }
   widen_scalar(src, dtype, done, n, dst);
@@ -170,26 +170,26 @@ void widen_half(const std::byte* src, uint8_t dtype, size_t n, std::byte* dst) {
 
 void narrow_half(const std::byte* src, uint8_t dtype, size_t n, std::byte* dst) {
   size_t done = 0;
-  switch (isa()) {
-    case Isa::kAvx512:
+  switch (half_isa()) {
+    case HalfIsa::kAvx512:
       done = narrow_avx512(src, dtype, n, dst);
       break;
-    case Isa::kF16c:
+    case HalfIsa::kF16c:
       if (dtype != NPU_DTYPE_BF16) done = narrow_fp16_f16c(src, n, dst);
       break;
-    case Isa::kScalar:
+    case HalfIsa::kScalar:
       break;
   }
   narrow_scalar(src, dtype, done, n, dst);
 }
 
 const char* half_convert_isa() {
-  switch (isa()) {
-    case Isa::kAvx512:
+  switch (half_isa()) {
+    case HalfIsa::kAvx512:
       return "avx512";
-    case Isa::kF16c:
+    case HalfIsa::kF16c:
       return "f16c";
-    case Isa::kScalar:
+    case HalfIsa::kScalar:
       break;
   }
   return "scalar";
