@@ -31,7 +31,7 @@ using testing::rnd;
 using Arrays = std::map<std::string, NpyArray>;
 using I64 = std::vector<int64_t>;
 
-struct Case {
+struct ResizeCase {
   std::string name;
   std::string mode = "linear";
   std::string coord = "half_pixel";
@@ -46,14 +46,14 @@ struct Case {
   int matmuls = 2;  // device matmul layers expected
 };
 
-void PrintTo(const Case& c, std::ostream* os) {
+void PrintTo(const ResizeCase& c, std::ostream* os) {
   *os << c.name;
 }
 
 /// The import knows opsets up to 17: the attributes of opsets 18 (antialias) and 19
 /// (half_pixel_symmetric) go onto the imported node, which then reads as that opset. Neither
 /// changes the output shape.
-void set_new_attributes(const Case& c, Graph& g) {
+void set_new_attributes(const ResizeCase& c, Graph& g) {
   for (Node& n : g.nodes) {
     if (n.op_type != "Resize") continue;
     if (c.antialias) {
@@ -67,7 +67,7 @@ void set_new_attributes(const Case& c, Graph& g) {
   }
 }
 
-ModelBuilder resize_model(const Case& c) {
+ModelBuilder resize_model(const ResizeCase& c) {
   ModelBuilder b(c.opset);
   b.input("x", {c.in[0], c.in[1], c.in[2], c.in[3]});
   std::vector<std::string> ins = {"x", ""};
@@ -109,9 +109,9 @@ int matmul_layers(const CompileResult& c) {
   return n;
 }
 
-class ResizeToMatMulTest : public testing::EmuSuite<::testing::TestWithParam<Case>> {
+class ResizeToMatMulTest : public testing::EmuSuite<::testing::TestWithParam<ResizeCase>> {
  protected:
-  static Run run(const Case& c, bool host_only, Precision p = Precision::kFp32) {
+  static Run run(const ResizeCase& c, bool host_only, Precision p = Precision::kFp32) {
     CompileOptions o;
     o.host_only = host_only;
     if (host_only) o.passes.disable = {"resize-to-matmul"};  // the operator library's Resize
@@ -150,7 +150,7 @@ class ResizeToMatMulTest : public testing::EmuSuite<::testing::TestWithParam<Cas
 };
 
 TEST_P(ResizeToMatMulTest, DeviceMatchesTheHostOp) {
-  const Case& c = GetParam();
+  const ResizeCase& c = GetParam();
   const Run dev = run(c, false);
   const Run host = run(c, true);
   EXPECT_EQ(dev.compiled.host_ops, 0u) << dev.compiled.partition_report;
@@ -166,19 +166,19 @@ TEST_P(ResizeToMatMulTest, DeviceMatchesTheHostOp) {
   EXPECT_GT(scale, 0.1) << "a trivial output compares nothing";
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
+std::vector<ResizeCase> all_resize_cases() {
+  std::vector<ResizeCase> cases;
   for (const char* mode : {"linear", "cubic"}) {
     for (const char* coord : {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
                               "align_corners", "asymmetric"}) {
-      Case up;
+      ResizeCase up;
       up.name = std::string(mode) + "_" + coord + "_up_scales";
       up.mode = mode;
       up.coord = coord;
       up.in = {2, 3, 5, 7};
       up.scales = {1, 1, 1.6f, 2.3f};  // 8 x 16
       cases.push_back(up);
-      Case down;
+      ResizeCase down;
       down.name = std::string(mode) + "_" + coord + "_down_sizes";
       down.mode = mode;
       down.coord = coord;
@@ -186,7 +186,7 @@ std::vector<Case> all_cases() {
       down.sizes = {1, 4, 4, 5};
       cases.push_back(down);
     }
-    Case aa;
+    ResizeCase aa;
     aa.name = std::string(mode) + "_antialias_down_scales";
     aa.mode = mode;
     aa.in = {1, 2, 13, 16};
@@ -202,7 +202,7 @@ std::vector<Case> all_cases() {
     aa.coord = "half_pixel";
     aa.sizes = {1, 2, 20, 21};
     cases.push_back(aa);
-    Case ex;
+    ResizeCase ex;
     ex.name = std::string(mode) + "_exclude_outside_up";
     ex.mode = mode;
     ex.exclude_outside = 1;
@@ -214,7 +214,7 @@ std::vector<Case> all_cases() {
     ex.in = {1, 3, 11, 10};
     ex.scales = {1, 1, 0.5f, 0.7f};
     cases.push_back(ex);
-    Case crop;
+    ResizeCase crop;
     crop.name = std::string(mode) + "_tf_crop_and_resize";
     crop.mode = mode;
     crop.coord = "tf_crop_and_resize";
@@ -223,13 +223,13 @@ std::vector<Case> all_cases() {
     crop.sizes = {1, 2, 6, 7};
     cases.push_back(crop);
   }
-  Case a;
+  ResizeCase a;
   a.name = "cubic_coeff_a_minus_half";
   a.mode = "cubic";
   a.cubic_a = -0.5f;
   a.scales = {1, 1, 1.5f, 0.8f};
   cases.push_back(a);
-  a = Case{};
+  a = ResizeCase{};
   a.name = "linear_tf_half_pixel_for_nn_opset11";
   a.opset = 11;
   a.coord = "tf_half_pixel_for_nn";
@@ -237,28 +237,28 @@ std::vector<Case> all_cases() {
   a.in = {1, 1, 6, 7};
   a.scales = {1, 1, 2, 0.5f};
   cases.push_back(a);
-  a = Case{};
+  a = ResizeCase{};
   a.name = "linear_opset10_asymmetric";
   a.opset = 10;
   a.scales = {1, 1, 2, 1.5f};
   cases.push_back(a);
-  a = Case{};
+  a = ResizeCase{};
   a.name = "linear_width_only";  // the H matrix is the identity: one matmul
   a.scales = {1, 1, 1, 1.5f};
   a.matmuls = 1;
   cases.push_back(a);
-  a = Case{};
+  a = ResizeCase{};
   a.name = "cubic_height_only";
   a.mode = "cubic";
   a.sizes = {2, 3, 15, 7};
   a.matmuls = 1;
   cases.push_back(a);
-  a = Case{};
+  a = ResizeCase{};
   a.name = "nearest_non_integer";
   a.mode = "nearest";
   a.scales = {1, 1, 1.5f, 0.75f};
   cases.push_back(a);
-  a = Case{};
+  a = ResizeCase{};
   a.name = "nearest_align_corners_ceil";
   a.mode = "nearest";
   a.coord = "align_corners";
@@ -267,13 +267,15 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ResizeToMatMulTest, ::testing::ValuesIn(all_cases()),
-                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+INSTANTIATE_TEST_SUITE_P(Modes, ResizeToMatMulTest, ::testing::ValuesIn(all_resize_cases()),
+                         [](const ::testing::TestParamInfo<ResizeCase>& i) {
+                           return i.param.name;
+                         });
 
 TEST_F(ResizeToMatMulTest, HalfPrecisionStaysWithinTheFp16Tolerance) {
   for (const char* mode : {"linear", "cubic"}) {
     SCOPED_TRACE(mode);
-    Case c;
+    ResizeCase c;
     c.name = std::string("half_") + mode;
     c.mode = mode;
     c.in = {1, 4, 10, 12};
@@ -303,23 +305,23 @@ class ResizeStaysOnTheHost : public testing::EmuSuite<> {
 
 TEST_F(ResizeStaysOnTheHost, WithAReasonInTheReport) {
   struct Negative {
-    Case c;
+    ResizeCase c;
     std::vector<std::string> disable;
     std::string reason;
   };
   std::vector<Negative> negatives;
-  Case c;
+  ResizeCase c;
   c.name = "channels";
   c.scales = {1, 2, 1.5f, 1.5f};
   negatives.push_back({c, {}, "batch or channel"});
-  c = Case{};
+  c = ResizeCase{};
   c.name = "crop_extrapolation";
   c.coord = "tf_crop_and_resize";
   c.roi = {0, 0, -0.2f, 0, 1, 1, 1, 1};
   c.sizes = {2, 3, 7, 7};
   c.extrapolation = 10.0f;
   negatives.push_back({c, {}, "extrapolation_value"});
-  c = Case{};
+  c = ResizeCase{};
   c.name = "disabled";
   c.mode = "cubic";
   c.scales = {1, 1, 2, 2};
@@ -345,7 +347,7 @@ TEST_F(ResizeStaysOnTheHost, WithAReasonInTheReport) {
 }
 
 TEST(ResizeToMatMul, RewritesIntoConstantInterpolationMatrices) {
-  Case c;
+  ResizeCase c;
   c.in = {1, 2, 4, 6};
   c.coord = "align_corners";
   c.scales = {1, 1, 1.75f, 0.5f};  // 7 x 3
