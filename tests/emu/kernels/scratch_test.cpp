@@ -11,13 +11,18 @@ namespace npu::emu::kern {
 namespace {
 
 TEST(Scratch, ABlockGivenBackIsTakenAgainForTheSameSize) {
-  const void* first = nullptr;
-  {
-    Scratch<float> s(1000);
-    first = s.get();
-  }
-  Scratch<float> again(1000);
-  EXPECT_EQ(again.get(), first);
+  std::thread t([] {  // a thread with an empty free list
+    const void* first = nullptr;
+    {
+      Scratch<float> s(1000);
+      first = s.get();
+    }
+    EXPECT_EQ(scratch_kept_bytes(), 4000u);  // kept, not freed
+    Scratch<float> again(1000);
+    EXPECT_EQ(scratch_kept_bytes(), 0u);  // taken from the list
+    EXPECT_EQ(again.get(), first);
+  });
+  t.join();
 }
 
 TEST(Scratch, LiveLeasesDoNotOverlap) {
