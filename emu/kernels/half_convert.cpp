@@ -13,6 +13,7 @@
 // GCC 12 warns that the _mm512_undefined_* placeholders inside its own intrinsics headers
 // "may be used uninitialized" (a false positive of the masked conversions used here).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <atomic>
@@ -26,9 +27,16 @@ namespace {
 
 enum class HalfIsa { kScalar, kF16c, kAvx512 };
 
+/// CPUID.1:ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
+bool has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1u << 29)) != 0;
+}
+
 HalfIsa detect_half_isa() {
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("f16c")) return HalfIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return HalfIsa::kF16c;
+  if (!has_f16c()) return HalfIsa::kScalar;
+  if (__builtin_cpu_supports("avx512f")) return HalfIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2")) return HalfIsa::kF16c;
   return HalfIsa::kScalar;
 }
 
