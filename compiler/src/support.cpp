@@ -281,11 +281,13 @@ std::string pad_reason(const Graph& g, const Node& n) {
   return {};
 }
 
+}  // namespace
+
 /// Nearest-neighbour Resize of the two spatial dims of a 4-D tensor by integer factors whose
 /// coordinate rule reads input index floor(o / s): asymmetric with floor, or half_pixel /
 /// pytorch_half_pixel with a round_prefer_* nearest mode (no ties at integer factors). The
 /// device runs it as a copy from a view that repeats every element (zero strides).
-std::string nearest_copy_reason(const Graph& g, const Node& n) {
+std::string resize_copy_reason(const Graph& g, const Node& n) {
   if (n.attr_string("mode", "nearest") != "nearest")
     return n.attr_string("mode") + " Resize (the device replicates pixels: nearest only)";
   const std::string coord = n.attr_string("coordinate_transformation_mode", "half_pixel");
@@ -317,10 +319,12 @@ std::string nearest_copy_reason(const Graph& g, const Node& n) {
   return {};
 }
 
-/// A Resize the device copies (nearest_copy_reason) or resize-to-matmul rewrote; the others
+namespace {
+
+/// A Resize the device copies (resize_copy_reason) or resize-to-matmul rewrote; the others
 /// say why neither applies.
 std::string resize_reason(const Graph& g, const Node& n) {
-  const std::string copy = nearest_copy_reason(g, n);
+  const std::string copy = resize_copy_reason(g, n);
   if (copy.empty()) return {};
   const std::string matmul = resize_matmul_reason(g, n);
   if (matmul.empty()) return "resize-to-matmul did not run";
@@ -458,10 +462,6 @@ std::string partition_report(const Graph& g, const Partition& p) {
     }
   }
   return r;
-}
-
-std::string resize_copy_reason(const Graph& g, const Node& n) {
-  return nearest_copy_reason(g, n);
 }
 
 }  // namespace npu::compiler

@@ -687,22 +687,27 @@ Expected<Plan> upsample_plan(const OpCall& c, const Shape& s) {
   return Plan{o, std::move(*g)};
 }
 
-}  // namespace
+/// The plan of a Resize or an Upsample call (resize_taps() plans either).
+Expected<Plan> plan_call(const OpCall& c, const Shape& s) {
+  return c.op == "Upsample" ? upsample_plan(c, s) : resize_plan(c, s);
+}
 
-HostOutputs resize(const OpCall& c) {
+HostOutputs interpolate(const OpCall& c) {
   auto x = input(c, 0);
   if (!x) return x.error();
-  auto p = resize_plan(c, (*x)->shape);
+  auto p = plan_call(c, (*x)->shape);
   if (!p) return p.error();
   return resize_core(c, **x, p->o, p->g);
 }
 
+}  // namespace
+
+HostOutputs resize(const OpCall& c) {
+  return interpolate(c);
+}
+
 HostOutputs upsample(const OpCall& c) {
-  auto x = input(c, 0);
-  if (!x) return x.error();
-  auto p = upsample_plan(c, (*x)->shape);
-  if (!p) return p.error();
-  return resize_core(c, **x, p->o, p->g);
+  return interpolate(c);
 }
 
 }  // namespace npu::ops::detail
@@ -731,7 +736,7 @@ Expected<ResizeTaps> resize_taps(std::string_view op_type, std::string_view attr
   auto done = with_call(op_type, attributes, inputs, [&](const OpCall& c) -> Expected<void> {
     auto x = input(c, 0);
     if (!x) return x.error();
-    auto p = c.op == "Upsample" ? upsample_plan(c, (*x)->shape) : resize_plan(c, (*x)->shape);
+    auto p = plan_call(c, (*x)->shape);
     if (!p) return p.error();
     // The taps are allocated per output index: bounded like an output of that many elements.
     for (const Axis& a : p->g.axes) {

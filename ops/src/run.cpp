@@ -246,16 +246,18 @@ Expected<std::vector<format::NpyArray>> run_on_type(std::string_view op_type,
   if (op_type != "Shape" && op_type != "Size") {
     return make_error(ENOTSUP, std::string(op_type) + ": reads its input's values");
   }
-  const OpSchema* s = find(op_type);
-  auto attrs = parse_attributes(op_type, attributes);
-  if (!attrs) return attrs.error();
-  auto opset = check_attributes(*s, *attrs);
-  if (!opset) return opset.error();
   // Shape and Size read only `shape` and `dtype`: the stand-in has no data.
   format::NpyArray type_only{dtype, {shape.begin(), shape.end()}, {}};
   const format::NpyArray* inputs[] = {&type_only};
-  const OpCall call{std::string(op_type), *attrs, inputs, 1, *opset, kMaxOutputBytes, s};
-  return s->host(call);
+  std::vector<format::NpyArray> out;
+  auto done = detail::with_call(op_type, attributes, inputs, [&](const OpCall& call) {
+    auto r = call.schema->host(call);
+    if (!r) return Expected<void>(r.error());
+    out = std::move(*r);
+    return ok();
+  });
+  if (!done) return done.error();
+  return out;
 }
 
 namespace detail {

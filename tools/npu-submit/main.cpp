@@ -159,9 +159,8 @@ int run_raw(const Options& o, std::span<const std::byte> cmdbuf) {
   return 0;
 }
 
-// `mapping` holds `bytes`: the package's constants are views of it, not copies.
-int run_model(const Options& o, std::span<const std::byte> bytes,
-              std::shared_ptr<const npu::format::MappedFile> mapping) {
+// The package's constants are views of `mapping`, not copies.
+int run_model(const Options& o, std::shared_ptr<const npu::format::MappedFile> mapping) {
   const std::pair<bool, const char*> raw_only[] = {
       {!o.buffers.empty(), "--buffer"},
       {!o.dumps.empty(), "--dump"},
@@ -176,6 +175,7 @@ int run_model(const Options& o, std::span<const std::byte> bytes,
   auto dev = npu::Device::open(o.device);
   if (!dev) return fail(dev.error().message);
   // The device checks run in load().
+  const std::span<const std::byte> bytes = mapping->bytes();
   auto package = npu::format::parse_package(bytes, std::move(mapping), o.input);
   if (!package) return fail(package.error().message);
   auto model = npu::Model::load(*dev, std::move(*package), o.input);
@@ -244,7 +244,7 @@ static int tool_main(int argc, char** argv) {
   const std::span<const std::byte> bytes = mapping->bytes();
   if (npu::is_command_buffer(bytes)) return run_raw(o, bytes);
   if (std::filesystem::path(o.input).extension() == ".npub")
-    return run_model(o, bytes, std::move(mapping));
+    return run_model(o, std::move(mapping));
   return fail("'" + o.input +
               "': neither a command buffer (no NPUC magic) nor a model package "
               "(.npub)");

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <iterator>
+#include <optional>
 #include <string_view>
 
 namespace npu::compiler::detail {
@@ -15,17 +16,22 @@ void ConstantBuffer::reserve(size_t bytes) {
   reserve_huge(bytes_, bytes);
 }
 
+std::optional<uint64_t> ConstantBuffer::find_stored(std::span<const std::byte> blob, size_t hash,
+                                                    size_t limit) const {
+  auto [first, last] = index_.equal_range(hash);
+  for (auto it = first; it != last; ++it) {
+    const uint64_t at = it->second;
+    if (at + blob.size() <= limit &&
+        (blob.empty() || std::memcmp(bytes_.data() + at, blob.data(), blob.size()) == 0))
+      return at;
+  }
+  return std::nullopt;
+}
+
 uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
   // Identical blobs (a bias used twice, repeated qparams) are stored once.
-  const std::string_view key(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  const size_t h = std::hash<std::string_view>{}(key);
-  auto [first, last] = index_.equal_range(h);
-  for (auto it = first; it != last; ++it) {
-    const uint64_t off = it->second;
-    if (off + bytes.size() <= bytes_.size() &&
-        (bytes.empty() || std::memcmp(bytes_.data() + off, bytes.data(), bytes.size()) == 0))
-      return kConstantsVa + off;
-  }
+  const size_t h = hash_of(bytes);
+  if (const auto at = find_stored(bytes, h, bytes_.size())) return kConstantsVa + *at;
   const uint64_t off = align64(bytes_.size());
   bytes_.resize(off);  // zero padding to the alignment; the blob is copied without a zero fill
   bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
@@ -34,17 +40,11 @@ uint64_t ConstantBuffer::add(std::span<const std::byte> bytes) {
 }
 
 uint64_t ConstantBuffer::keep_or_share(size_t before, size_t off) {
-  const size_t size = bytes_.size() - off;
-  const std::string_view key(reinterpret_cast<const char*>(bytes_.data() + off), size);
-  const size_t h = std::hash<std::string_view>{}(key);
-  auto [first, last] = index_.equal_range(h);
-  for (auto it = first; it != last; ++it) {
-    const uint64_t at = it->second;
-    if (at + size <= before &&
-        (size == 0 || std::memcmp(bytes_.data() + at, bytes_.data() + off, size) == 0)) {
-      bytes_.resize(before);
-      return kConstantsVa + at;
-    }
+  const std::span<const std::byte> blob(bytes_.data() + off, bytes_.size() - off);
+  const size_t h = hash_of(blob);
+  if (const auto at = find_stored(blob, h, before)) {
+    bytes_.resize(before);
+    return kConstantsVa + *at;
   }
   index_.emplace(h, off);
   return kConstantsVa + off;

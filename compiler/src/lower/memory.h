@@ -9,8 +9,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -52,6 +55,13 @@ class ConstantBuffer {
   // Indexes the blob appended at `off` (the buffer ended at `before`), or drops it and returns
   // the VA of an identical blob stored earlier.
   uint64_t keep_or_share(size_t before, size_t off);
+  // The offset of a stored blob equal to `blob` (hash `hash`) that ends by `limit`.
+  std::optional<uint64_t> find_stored(std::span<const std::byte> blob, size_t hash,
+                                      size_t limit) const;
+  static size_t hash_of(std::span<const std::byte> blob) {
+    return std::hash<std::string_view>{}(
+        std::string_view(reinterpret_cast<const char*>(blob.data()), blob.size()));
+  }
 
   std::vector<std::byte> bytes_;
   std::unordered_multimap<size_t, uint64_t> index_;  // hash of a blob -> its offset

@@ -118,8 +118,7 @@ class ResizeToMatMulPass final : public Pass {
     std::vector<Node> nodes;
     nodes.reserve(g.nodes.size());
     for (Node& n : g.nodes) {
-      const bool resize = (n.op_type == "Resize" || n.op_type == "Upsample") && n.domain.empty();
-      Rewrite r = resize ? plan(g, n) : Rewrite{"not a Resize", {}};
+      Rewrite r = plan(g, n);  // refuses anything but Resize/Upsample first
       if (!r.reason.empty()) {
         nodes.push_back(std::move(n));
         continue;
