@@ -70,8 +70,7 @@ void run(benchmark::State& state, const npu_cmd& cmd, std::vector<std::byte>& sr
   kern::set_split_threshold(kern::kSplitMacs);
 }
 
-void BM_Conv3x3(benchmark::State& state, uint8_t t) {
-  constexpr uint32_t H = 56, W = 56, C = 64, O = 64;
+void conv3x3(benchmark::State& state, uint8_t t, uint32_t H, uint32_t W, uint32_t C, uint32_t O) {
   const size_t es = npu::isa::dtype_size(t);
   const bool fp = npu::isa::dtype_is_float(t);
   std::vector<std::byte> sram(size_t{8} << 20);
@@ -93,6 +92,17 @@ void BM_Conv3x3(benchmark::State& state, uint8_t t) {
   else
     set_qparams(sram, c.chan_addr, O, 9 * C);
   run(state, cmd, sram, double{H} * W * O * 9 * C);
+}
+
+/// A 3x3 convolution of 56 x 56 x 64 to 64 channels (an early ResNet layer in one command).
+void BM_Conv3x3(benchmark::State& state, uint8_t t) {
+  conv3x3(state, t, 56, 56, 64, 64);
+}
+
+/// One tile of that layer as the compiler cuts it (4 output rows, 16 output channels): what
+/// a ResNet-18 inference runs about 900 times.
+void BM_Conv3x3Tile(benchmark::State& state, uint8_t t) {
+  conv3x3(state, t, 4, 56, 64, 16);
 }
 
 void BM_Matmul(benchmark::State& state, uint8_t t, uint32_t N) {
@@ -139,6 +149,10 @@ void size_args(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_Conv3x3, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Conv3x3, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Conv3x3, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);
+BENCHMARK_CAPTURE(BM_Conv3x3Tile, fp32, uint8_t{NPU_DTYPE_FP32})
+    ->ArgNames({"isa", "split"})
+    ->Args({static_cast<int64_t>(Isa::Auto), 0})
+    ->Args({static_cast<int64_t>(Isa::Auto), 2});
 BENCHMARK_CAPTURE(BM_Matmul256, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);

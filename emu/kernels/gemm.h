@@ -45,6 +45,12 @@ struct F32Kernel {
   /// x panel[kc][nr]. rows is a multiple of mr.
   void (*block)(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
                 size_t ldc, bool accumulate);
+  /// One row tile from rows given by address, tap by tap: C[mr][nr] (ldc) = (accumulate ? C :
+  /// 0) + sum over t < taps of A_t[mr][0..kc) x panel steps [t * kc, (t + 1) * kc), where row
+  /// i of A_t starts at runs[i * ld + t]. The same FMA chain as block() over the concatenated
+  /// k, so a convolution read in place gives im2col's bits.
+  void (*taps)(const float* const* runs, size_t ld, size_t taps, size_t kc, const float* panel,
+               float* c, size_t ldc, bool accumulate);
 };
 /// The widest tile of the selected ISA.
 const F32Kernel& f32_kernel();
@@ -126,6 +132,56 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
           for (size_t p = 0; p < b.panels(); ++p)
             kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
                      k0 != 0);
+        }
+        epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+      }
+    }
+  });
+}
+
+/// A GEMM whose A rows are made of `taps` runs of kc floats each, read where they lie (a
+/// convolution's taps: one run per kernel position, cin floats of one input pixel), so no
+/// im2col copy is made. runs(m, const float** dst) writes the addresses of row m's runs to
+/// dst[0..taps), nullptr for a run of zeros (padding); b has taps * kc rows of k. epi and
+/// `split` as for gemm_f32. Every output is the same FMA chain as gemm_f32 over the im2col
+/// rows, so both give the same bits.
+template <class Runs, class Epi>
+void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& runs, Epi&& epi,
+                   bool split = false) {
+  const F32Kernel& kr = b.kernel();
+  const size_t ldc = b.panels() * kr.nr;
+  const size_t mb = gemm_block_rows(m, kr.mr, split);
+  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
+  const size_t kz = std::max<size_t>(kc, 1);
+  // Taps per K chunk: about kGemmKC steps of each panel stay hot across a block's row tiles.
+  const size_t chunk = std::max<size_t>(1, kGemmKC / kz);
+  parallel_for(blocks, split, [&](Claims& claims) {
+    const Scratch<float> c(mb * ldc);
+    const Scratch<float> zeros(kz);  // padding runs, and the rows that pad the last tile
+    std::fill(zeros.get(), zeros.get() + kz, 0.0f);
+    const Scratch<const float*> table(mb * taps);  // [row][tap]
+    for (size_t first = 0, last = 0; claims.next(first, last);) {
+      for (size_t blk = first; blk < last; ++blk) {
+        const size_t m0 = blk * mb;
+        const size_t rows = std::min(mb, m - m0);
+        const size_t tiles = (rows + kr.mr - 1) / kr.mr;
+        for (size_t r = 0; r < tiles * kr.mr; ++r) {
+          const float** row = table.get() + r * taps;
+          if (r < rows)
+            runs(m0 + r, row);
+          else
+            std::fill(row, row + taps, nullptr);
+          for (size_t t = 0; t < taps; ++t)
+            if (row[t] == nullptr) row[t] = zeros.get();
+        }
+        if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
+        for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
+          const size_t tc = std::min(chunk, taps - t0);
+          for (size_t p = 0; p < b.panels(); ++p)
+            for (size_t tile = 0; tile < tiles; ++tile)
+              kr.taps(table.get() + tile * kr.mr * taps + t0, taps, tc, kc,
+                      b.panel(p) + t0 * kc * kr.nr, c.get() + tile * kr.mr * ldc + p * kr.nr, ldc,
+                      t0 != 0);
         }
         epi(m0, rows, static_cast<const float*>(c.get()), ldc);
       }

@@ -58,11 +58,55 @@ template <class V, size_t MR, size_t NV>
   }
 }
 
+/// block_impl for one row tile whose rows are read where they lie, tap by tap (F32Kernel::taps).
+template <class V, size_t MR, size_t NV>
+[[gnu::always_inline]] inline void taps_impl(const float* const* runs, size_t ld, size_t taps,
+                                             size_t kc, const float* panel, float* c, size_t ldc,
+                                             bool accumulate) {
+  constexpr size_t L = sizeof(V) / sizeof(float);
+  constexpr size_t NR = L * NV;
+  V acc[MR][NV];
+#pragma GCC unroll 8
+  for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (size_t v = 0; v < NV; ++v) {
+      if (accumulate)
+        std::memcpy(&acc[i][v], c + i * ldc + v * L, sizeof(V));
+      else
+        acc[i][v] = V{};
+    }
+  for (size_t t = 0; t < taps; ++t) {
+    const float* r[MR];
+#pragma GCC unroll 8
+    for (size_t i = 0; i < MR; ++i) r[i] = runs[i * ld + t];
+    const float* pt = panel + t * kc * NR;
+    for (size_t k = 0; k < kc; ++k) {
+      V b[NV];
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v) std::memcpy(&b[v], pt + k * NR + v * L, sizeof(V));
+#pragma GCC unroll 8
+      for (size_t i = 0; i < MR; ++i) {
+        const float x = r[i][k];
+#pragma GCC unroll 2
+        for (size_t v = 0; v < NV; ++v) acc[i][v] += b[v] * x;
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (size_t v = 0; v < NV; ++v) std::memcpy(c + i * ldc + v * L, &acc[i][v], sizeof(V));
+}
+
 void block_sse(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
                size_t ldc, bool accumulate) {
   block_impl<V4, 4, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
-constexpr F32Kernel kSse{4, 8, block_sse};
+void taps_sse(const float* const* runs, size_t ld, size_t taps, size_t kc, const float* panel,
+              float* c, size_t ldc, bool accumulate) {
+  taps_impl<V4, 4, 2>(runs, ld, taps, kc, panel, c, ldc, accumulate);
+}
+constexpr F32Kernel kSse{4, 8, block_sse, taps_sse};
 
 #ifdef NPU_KERN_X86
 [[gnu::target("avx2,fma")]] void block_avx2(const float* a, size_t lda, size_t rows,
@@ -70,7 +114,12 @@ constexpr F32Kernel kSse{4, 8, block_sse};
                                             bool accumulate) {
   block_impl<V8, 6, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
-constexpr F32Kernel kAvx2{6, 16, block_avx2};
+[[gnu::target("avx2,fma")]] void taps_avx2(const float* const* runs, size_t ld, size_t taps,
+                                           size_t kc, const float* panel, float* c, size_t ldc,
+                                           bool accumulate) {
+  taps_impl<V8, 6, 2>(runs, ld, taps, kc, panel, c, ldc, accumulate);
+}
+constexpr F32Kernel kAvx2{6, 16, block_avx2, taps_avx2};
 
 [[gnu::target("avx512f,avx512vl,avx2,fma")]] void block_avx512(const float* a, size_t lda,
                                                                size_t rows, const float* panel,
@@ -78,7 +127,13 @@ constexpr F32Kernel kAvx2{6, 16, block_avx2};
                                                                bool accumulate) {
   block_impl<V16, 8, 2>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
-constexpr F32Kernel kAvx512{8, 32, block_avx512};
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void taps_avx512(const float* const* runs, size_t ld,
+                                                              size_t taps, size_t kc,
+                                                              const float* panel, float* c,
+                                                              size_t ldc, bool accumulate) {
+  taps_impl<V16, 8, 2>(runs, ld, taps, kc, panel, c, ldc, accumulate);
+}
+constexpr F32Kernel kAvx512{8, 32, block_avx512, taps_avx512};
 
 [[gnu::target("avx512f,avx512vl,avx2,fma")]] void block_avx512_n16(const float* a, size_t lda,
                                                                    size_t rows, const float* panel,
@@ -86,7 +141,13 @@ constexpr F32Kernel kAvx512{8, 32, block_avx512};
                                                                    bool accumulate) {
   block_impl<V16, 8, 1>(a, lda, rows, panel, kc, c, ldc, accumulate);
 }
-constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16};
+[[gnu::target("avx512f,avx512vl,avx2,fma")]] void taps_avx512_n16(const float* const* runs,
+                                                                  size_t ld, size_t taps, size_t kc,
+                                                                  const float* panel, float* c,
+                                                                  size_t ldc, bool accumulate) {
+  taps_impl<V16, 8, 1>(runs, ld, taps, kc, panel, c, ldc, accumulate);
+}
+constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16, taps_avx512_n16};
 
 /// Transposes 16 rows of 16 floats in registers: r[i][c] -> r[c][i] (unpack, then 128-bit
 /// shuffles within lanes, then lane shuffles twice).

@@ -37,6 +37,11 @@ bool splittable(const npu_cmd_conv2d& c, const Geo& g, size_t in_esize, size_t o
          !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes);
 }
 
+/// Input channels per group from which an fp32 convolution reads its taps in place: below
+/// it, a tap's few multiply-adds per row tile do not pay for the tile's set-up, and im2col
+/// (whose rows run over whole kernel rows) is faster.
+constexpr size_t kTapMinChannels = 16;
+
 Geo geometry(const npu_cmd_conv2d& c) {
   Geo g{};
   g.ih = c.in_h, g.iw = c.in_w, g.ic = c.in_c;
@@ -141,10 +146,36 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   }
   const bool direct_rows = g.pointwise() && g.groups == 1;
   const bool split = splittable(c, g, isa::dtype_size(c.in_dtype), oes);
+  // Enough input channels per tap: the tile kernel reads each tap's channels where they lie
+  // (gemm_f32_taps) instead of an im2col copy of kh * kw times the input. Needs the input
+  // 4-byte aligned (fp32 loads; the widened copy of a half input always is).
+  const bool in_place_taps =
+      !direct_rows && static_cast<size_t>(g.cin_g) >= kTapMinChannels && aligned4(in);
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     const PackedF32 packed(w + static_cast<size_t>(grp * g.cout_g) * k * sizeof(float), k,
                            static_cast<size_t>(g.cout_g), k);
     const float* gbias = bias.empty() ? nullptr : bias.data() + grp * g.cout_g;
+    auto store = [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+      for (size_t r = 0; r < rows; ++r)
+        store_float_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * oes, odt, acc + r * ldc, gbias,
+                        lo, hi, static_cast<size_t>(g.cout_g));
+    };
+    if (in_place_taps) {
+      const auto* xin = reinterpret_cast<const float*>(in) + grp * g.cin_g;
+      gemm_f32_taps(
+          packed, g.m(), static_cast<size_t>(g.kh * g.kw), static_cast<size_t>(g.cin_g),
+          [&](size_t m, const float** runs) {
+            const int64_t oy = static_cast<int64_t>(m) / g.ow, ox = static_cast<int64_t>(m) % g.ow;
+            for (int64_t ky = 0; ky < g.kh; ++ky) {
+              const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+              const bool row_in = iy >= 0 && iy < g.ih;
+              for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw)
+                *runs++ = row_in && ix >= 0 && ix < g.iw ? xin + (iy * g.iw + ix) * g.ic : nullptr;
+            }
+          },
+          store, split);
+      continue;
+    }
     auto fill = [&](size_t m0, size_t rows, float* dst, size_t lda) {
       if (direct_rows) {  // lda == k == in_c: the input rows are the GEMM rows
         std::memcpy(dst, in + m0 * k * 4, rows * k * 4);
@@ -178,14 +209,8 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
         }
       }
     };
-    gemm_f32(
-        packed, g.m(), fill,
-        [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
-          for (size_t r = 0; r < rows; ++r)
-            store_float_row(out + ((m0 + r) * g.oc + grp * g.cout_g) * oes, odt, acc + r * ldc,
-                            gbias, lo, hi, static_cast<size_t>(g.cout_g));
-        },
-        split, direct_rows && aligned4(in) ? reinterpret_cast<const float*>(in) : nullptr);
+    gemm_f32(packed, g.m(), fill, store, split,
+             direct_rows && aligned4(in) ? reinterpret_cast<const float*>(in) : nullptr);
   }
 }
 

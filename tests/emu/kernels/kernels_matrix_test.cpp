@@ -123,6 +123,7 @@ struct ConvSetup {
 };
 
 constexpr uint32_t kIn = 0x1001, kW = 0x100003, kChan = 0x200005, kOut = 0x300007;
+constexpr uint32_t kInAligned = 0x80000;  // below kW for inputs up to 508 KiB
 
 ConvSetup make_conv(const ConvCase& cc, uint8_t in_t, uint8_t w_t, uint8_t out_t, Sram& s) {
   ConvSetup st;
@@ -343,6 +344,81 @@ TEST(Conv2d, Fp32AllShapes) {
     check_conv_f32(cc, false, -INFINITY, INFINITY);
     check_conv_f32(cc, true, 0.0f, 0.5f);
   }
+}
+
+// Every fp32 convolution is one chain of multiply-adds per output over (ky, kx, ci), padding
+// taps included as zeros: im2col rows and taps read in place (16 or more channels per group)
+// give the same bits. The oracle is that chain, fused (fmaf) for the AVX2 and AVX-512 tiles,
+// a product and a sum for the portable ones (baseline x86-64 has no FMA).
+TEST(Conv2d, Fp32IsTheFmaChainOverTheTaps) {
+  const ConvCase cases[] = {
+      {6, 56, 64, 16, 3, 3, 1, 1, 1, 1, 1, 0, 1, 0, 1},  // a ResNet tile: 16-channel slice
+      {9, 11, 16, 40, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},  // wide and narrow panels
+      {13, 10, 20, 7, 3, 2, 1, 2, 1, 2, 1, 2, 0, 1, 1},  // stride, dilation, asymmetric pads
+      {8, 8, 32, 24, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1, 1},   // two groups of 16 channels
+      {7, 9, 48, 33, 5, 5, 1, 2, 2, 1, 1, 2, 2, 2, 2},   // 5x5, K chunks of several taps
+      {9, 9, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},    // 8 channels: im2col
+      {5, 6, 24, 16, 5, 5, 1, 1, 1, 1, 1, 4, 4, 4, 4},   // pads larger than the input
+  };
+  const uint64_t saved_threshold = kern::split_threshold();
+  for (const ConvCase& cc : cases) {
+    IsaGuard guard;
+    Sram s;
+    ConvSetup st = make_conv(cc, NPU_DTYPE_FP32, NPU_DTYPE_FP32, NPU_DTYPE_FP32, s);
+    s.put(kInAligned, st.in);
+    const auto* x = reinterpret_cast<const float*>(st.in.data());
+    const auto* w = reinterpret_cast<const float*>(st.w.data());
+    const int cg = cc.ic / cc.groups, og = cc.oc / cc.groups;
+    const auto oracle = [&](bool fused) {
+      std::vector<float> want(static_cast<size_t>(st.oh * st.ow * cc.oc));
+      for (int oy = 0; oy < st.oh; ++oy)
+        for (int ox = 0; ox < st.ow; ++ox)
+          for (int o = 0; o < cc.oc; ++o) {
+            float acc = 0.0f;
+            for (int ky = 0; ky < cc.kh; ++ky)
+              for (int kx = 0; kx < cc.kw; ++kx)
+                for (int ci = 0; ci < cg; ++ci) {
+                  const int iy = oy * cc.sh - cc.pt + ky * cc.dh;
+                  const int ix = ox * cc.sw - cc.pl + kx * cc.dw;
+                  const bool in = iy >= 0 && iy < cc.ih && ix >= 0 && ix < cc.iw;
+                  const float xv = in ? x[(iy * cc.iw + ix) * cc.ic + o / og * cg + ci] : 0.0f;
+                  const float wv = w[((o * cc.kh + ky) * cc.kw + kx) * cg + ci];
+                  if (fused) {
+                    acc = std::fmaf(xv, wv, acc);
+                  } else {
+                    volatile float product = xv * wv;  // rounded on its own
+                    acc = acc + product;
+                  }
+                }
+            want[static_cast<size_t>((oy * st.ow + ox) * cc.oc + o)] = acc;
+          }
+      return want;
+    };
+    const std::vector<float> fused = oracle(true), unfused = oracle(false);
+    for (kern::Isa isa : kIsas) {
+      kern::set_kernel_isa(isa);
+      const std::vector<float>& want =
+          kern::selected_isa() == kern::Isa::Portable ? unfused : fused;
+      // An unaligned input goes through im2col; an aligned one is read in place.
+      for (const uint32_t in_addr : {kIn, kInAligned})
+        for (const uint64_t threshold : {UINT64_MAX, uint64_t{0}}) {  // alone, and split
+          kern::set_split_threshold(threshold);
+          st.cmd.conv2d.in_addr = in_addr;
+          s.put(kOut, std::vector<float>(want.size() + 4, NAN));
+          run_matrix(st.cmd, s.span());
+          const auto got = s.get<float>(kOut, want.size() + 1);
+          size_t bad = 0;
+          for (size_t i = 0; i < want.size(); ++i)
+            if (std::memcmp(&got[i], &want[i], 4) != 0 && bad++ < 5)
+              ADD_FAILURE() << name(cc) << " isa " << static_cast<int>(isa) << " in 0x" << std::hex
+                            << in_addr << std::dec << " split " << (threshold == 0) << " at " << i
+                            << ": want " << want[i] << " got " << got[i];
+          EXPECT_EQ(bad, 0u) << name(cc);
+          EXPECT_TRUE(std::isnan(got[want.size()])) << name(cc) << ": written past the output";
+        }
+    }
+  }
+  kern::set_split_threshold(saved_threshold);
 }
 
 // A compiler's output-channel slices of 16 or 48 get 16-wide panels on AVX-512 instead of
