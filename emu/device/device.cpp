@@ -21,8 +21,10 @@
 // job runs serially on the thread that calls run() (the kernel driver's runner): the schedule
 // comes from isa::replay_to_fault() (the same rules, single-threaded), and the data commands
 // execute one after another in order of (start, end, index), which puts every command after
-// the commands it waits for. A job costs no thread hand-off at all; the matrix kernels still
-// use both host cores (emu/kernels). A job the replay finds faulting or unable to finish, a
+// the commands it waits for. A small job costs no thread hand-off at all; a large one (1M
+// cycles, 64 data commands) runs its data commands on two host lanes, each after the earlier
+// commands it conflicts with (lanes.h); the matrix kernels may also share a GEMM with a
+// worker thread (emu/kernels/parallel.h). A job the replay finds faulting or unable to finish, a
 // job under the synchronization checker or with a before_command hook, and every job of a
 // device configured with "engine_threads" run on engine threads instead, as follows.
 //
@@ -46,10 +48,13 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <thread>
 
 #include "job_state.h"
+#include "lanes.h"
 #include "npu/emu/kernels.h"
 #include "npu/emu/spin_wait.h"
 #include "npu/isa/opcodes.h"
@@ -116,6 +121,34 @@ struct Engine {
   uint32_t epoch = 0;
 };
 
+/// Minimum modeled cycles and data commands of a job run on two host lanes: below them the
+/// lane thread's wake-up and the hazard bookkeeping cost more than the second core gives (a
+/// Fashion-MNIST image is 8,743 cycles, the GPT-style decoder 61k, ResNet-18 7.9M).
+constexpr uint64_t kLanesMinCycles = 1'000'000;
+constexpr size_t kLanesMinCommands = 64;
+
+/// An estimate of a data command's host time in nanoseconds, for the lanes' planner: the
+/// kernels' rates on this class of machine (fp32 GEMM of a 16-channel slice about 40 GMAC/s,
+/// a DMA copy about 20 GB/s, a vector element about 0.3 ns) plus a fixed cost per command.
+uint64_t host_cost(const isa::CommandCost& c) {
+  return c.macs / 40 + c.bytes / 20 + c.elements * 3 / 10 + 200;
+}
+
+/// Whether a serial job of `cycles` and `data` data commands runs on two host lanes.
+/// NPU_EMU_LANES=0 never, =1 always (tests); NPU_EMU_THREADS=1 never; else by size, with two
+/// or more CPUs.
+bool use_lanes(uint64_t cycles, size_t data) {
+  static const int mode = [] {
+    const char* threads = std::getenv("NPU_EMU_THREADS");
+    if (threads != nullptr && std::string_view(threads) == "1") return 0;
+    const char* lanes = std::getenv("NPU_EMU_LANES");
+    if (lanes != nullptr && std::string_view(lanes) == "0") return 0;
+    if (lanes != nullptr && std::string_view(lanes) == "1") return 1;
+    return std::thread::hardware_concurrency() >= 2 ? 2 : 0;
+  }();
+  return mode == 1 || (mode == 2 && cycles >= kLanesMinCycles && data >= kLanesMinCommands);
+}
+
 }  // namespace
 
 namespace {
@@ -163,6 +196,14 @@ struct Device::Impl {
   std::function<void(uint32_t, uint32_t)> before_command;  // JobOptions::before_command
   RaceChecker race;
   std::mutex data_mu;  // under racecheck, held while a data command touches SRAM and DRAM
+  // Serial jobs on two host lanes (run_on_lanes; under run_mu): the lanes, made by the first
+  // job that uses them, and the per-job lists, kept to reuse their memory.
+  HostLanes host_lanes = HostLanes::Auto;  // JobOptions::host_lanes of this job
+  std::unique_ptr<Lanes> lanes;
+  std::vector<LaneCommand> lane_cmds;
+  std::vector<LaneRegion> lane_regions;
+  std::vector<uint32_t> lane_timeline;  // the schedule entry of each lane command
+  std::vector<std::byte*> lane_dram;    // its DRAM operand's host address, if any
   VectorClock cp_vc{};
   uint32_t epoch = 0;
 
@@ -531,6 +572,70 @@ struct Device::Impl {
   /// another in causal order. Returns false, having executed nothing, when the replay finds a
   /// fault or a program that cannot finish: such a job runs on the engine threads, which raise
   /// the fault (or hang until the watchdog) as the device does.
+  static bool is_data(const isa::CommandTime& t, const npu_cmd& c) {
+    return t.engine != NPU_ENGINE_CP && isa::find_opcode(c.hdr.opcode)->data;
+  }
+
+  /// Runs the data commands of `order` on two host lanes (lanes.h) when the job is worth it
+  /// (use_lanes) and every command passes its SRAM and MMU checks; returns how many commands
+  /// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
+  /// loop then runs the job, and raises the fault if there is one).
+  std::optional<size_t> run_on_lanes(const std::vector<uint32_t>& order, const isa::Schedule& s) {
+    const auto& cmds = program->cmds;
+    if (host_lanes == HostLanes::Off) return std::nullopt;
+    if (host_lanes == HostLanes::Auto) {
+      if (!use_lanes(s.cycles, SIZE_MAX)) return std::nullopt;  // small: no need to count
+      size_t data = 0;
+      for (const uint32_t k : order) data += is_data(s.timeline[k], cmds[s.timeline[k].index]);
+      if (!use_lanes(s.cycles, data)) return std::nullopt;
+    }
+    lane_cmds.clear();
+    lane_regions.clear();
+    lane_timeline.clear();
+    lane_dram.clear();
+    std::vector<isa::Region> regions;
+    for (const uint32_t k : order) {
+      const isa::CommandTime& t = s.timeline[k];
+      const npu_cmd& c = cmds[t.index];
+      if (!is_data(t, c)) continue;
+      regions.clear();
+      if (!isa::command_regions(c, regions)) return std::nullopt;
+      LaneCommand lc;
+      lc.first = static_cast<uint32_t>(lane_regions.size());
+      lc.cost = host_cost(isa::command_cost(c, cfg));
+      std::byte* dram = nullptr;
+      for (const isa::Region& r : regions) {
+        const bool write = (r.access & isa::kWrite) != 0;
+        if (r.space == isa::Space::Sram) {
+          if (r.end > sram.size()) return std::nullopt;
+          lane_regions.push_back({r.begin, r.end, true, write});
+          continue;
+        }
+        dram = mmu->translate(r.begin, r.end - r.begin, r.access);
+        if (!dram) return std::nullopt;
+        const auto host = reinterpret_cast<uintptr_t>(dram);
+        lane_regions.push_back({host, host + (r.end - r.begin), false, write});
+      }
+      lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
+      lane_cmds.push_back(lc);
+      lane_timeline.push_back(k);
+      lane_dram.push_back(dram);
+    }
+    if (!lanes) lanes = std::make_unique<Lanes>(sram.size());
+    const std::span<const uint8_t> done =
+        lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
+          const isa::CommandTime& t = s.timeline[lane_timeline[i]];
+          run_command(cmds[t.index], sram, lane_dram[i], &job.abort_flag());
+          return !job.aborted();
+        });
+    size_t ran = 0, i = 0;
+    for (const uint32_t k : order) {
+      if (is_data(s.timeline[k], cmds[s.timeline[k].index]) && done[i++] == 0) break;
+      ++ran;
+    }
+    return ran;
+  }
+
   bool run_serial() {
     const auto& cmds = program->cmds;
     isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
@@ -554,17 +659,21 @@ struct Device::Impl {
 
     result = JobResult{};
     JobProfile& p = result.profile;
-    std::vector<isa::Region> regions;
     size_t ran = 0;
-    for (const uint32_t k : order) {
-      if (job.aborted()) break;
-      const isa::CommandTime& t = s.timeline[k];
-      const npu_cmd& c = cmds[t.index];
-      if (t.engine != NPU_ENGINE_CP && isa::find_opcode(c.hdr.opcode)->data) {
-        run_data_command(t.engine, t.index, c, t.start, regions);
-        if (job.aborted()) break;  // cancelled mid-command: it did not complete
+    if (const std::optional<size_t> on_lanes = run_on_lanes(order, s)) {
+      ran = *on_lanes;
+    } else {
+      std::vector<isa::Region> regions;
+      for (const uint32_t k : order) {
+        if (job.aborted()) break;
+        const isa::CommandTime& t = s.timeline[k];
+        const npu_cmd& c = cmds[t.index];
+        if (is_data(t, c)) {
+          run_data_command(t.engine, t.index, c, t.start, regions);
+          if (job.aborted()) break;  // cancelled mid-command: it did not complete
+        }
+        ++ran;
       }
-      ++ran;
     }
 
     if (ran == order.size()) {
@@ -635,6 +744,7 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
   }
   d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max, NPU_NUM_ENGINES);
   d.racecheck = options.racecheck;
+  d.host_lanes = options.host_lanes;
   d.before_command = options.before_command;
   d.program = &program;
   d.mmu = &mmu;

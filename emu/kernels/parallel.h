@@ -46,8 +46,32 @@ uint64_t split_threshold();
 /// worker take part?).
 uint64_t worker_chunks();
 
-/// Whether an m x n x k GEMM is large and wide enough to share (kSplitMacs, kSplitMinN).
+namespace detail {
+/// The calling thread's SplitUnlessBusy flag, or nullptr.
+inline thread_local const std::atomic<bool>* t_sibling_busy = nullptr;
+}  // namespace detail
+
+/// While alive, the GEMMs of the calling thread are not shared with the worker when `busy` is
+/// true: a device running a job on two host lanes (emu/device/lanes.h) gives each lane the
+/// other's flag, so that two lanes and the worker do not take turns on two cores.
+class SplitUnlessBusy {
+ public:
+  explicit SplitUnlessBusy(const std::atomic<bool>& busy) : saved_(detail::t_sibling_busy) {
+    detail::t_sibling_busy = &busy;
+  }
+  ~SplitUnlessBusy() { detail::t_sibling_busy = saved_; }
+  SplitUnlessBusy(const SplitUnlessBusy&) = delete;
+  SplitUnlessBusy& operator=(const SplitUnlessBusy&) = delete;
+
+ private:
+  const std::atomic<bool>* saved_;
+};
+
+/// Whether an m x n x k GEMM is large and wide enough to share (kSplitMacs, kSplitMinN), and
+/// the calling thread's sibling lane, if any, is idle.
 inline bool worth_splitting(uint64_t m, uint64_t n, uint64_t k) {
+  const std::atomic<bool>* sibling = detail::t_sibling_busy;
+  if (sibling != nullptr && sibling->load(std::memory_order_relaxed)) return false;
   const uint64_t t = split_threshold();
   return t == 0 || (m * n * k >= t && n >= kSplitMinN);
 }

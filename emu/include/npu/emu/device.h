@@ -57,8 +57,16 @@ struct JobProfile {
 };
 
 /// How to run one job.
+/// Whether a job that runs serially (see device.cpp) uses two host threads (emu/device/lanes.h).
+enum class HostLanes : uint8_t {
+  Auto,  // by the job's size; NPU_EMU_LANES=0/1 and NPU_EMU_THREADS=1 in the environment decide
+  Off,   // one thread
+  On,    // two lanes whatever the size (tests)
+};
+
 struct JobOptions {
   bool racecheck = false;  // track happens-before and report hazards (docs/racecheck.md)
+  HostLanes host_lanes = HostLanes::Auto;
   /// For tests: called on the engine's thread before it starts each command, to perturb how
   /// the host schedules the engine threads (results and cycles must not change).
   std::function<void(uint32_t engine, uint32_t cmd_index)> before_command;

@@ -52,8 +52,9 @@ bool spin_until(Ready&& ready, std::chrono::microseconds budget = kSpinBudget) {
 /// afterwards change `word` (fetch_add) and call word.notify_all() (or notify_one when one
 /// thread waits on it).
 template <typename Ready>
-void spin_then_wait(const std::atomic<uint32_t>& word, Ready&& ready) {
-  if (spin_until(ready)) return;
+void spin_then_wait(const std::atomic<uint32_t>& word, Ready&& ready,
+                    std::chrono::microseconds budget = kSpinBudget) {
+  if (spin_until(ready, budget)) return;
   for (;;) {
     const uint32_t seen = word.load(std::memory_order_acquire);
     if (ready()) return;
