@@ -63,6 +63,7 @@
 #include "npu/isa/timing.h"
 #include "npu/log.h"
 #include "racecheck.h"
+#include "sram_versions.h"
 
 namespace npu::emu {
 
@@ -175,6 +176,9 @@ struct Device::Impl {
   // runner opens a device per test).
   std::unique_ptr<std::byte, FreeDeleter> sram_memory;
   std::span<std::byte> sram;
+  // Which SRAM pages each command wrote (the matrix kernels reuse what they packed from
+  // unchanged SRAM): every data command notes its SRAM write regions after it ran.
+  kern::SramVersions sram_versions{cfg.sram_size};
   JobState job;
 
   std::mutex run_mu;  // serialises run()
@@ -350,12 +354,16 @@ struct Device::Impl {
         }
       }
     }
+    const kern::SramVersionsScope scope(&sram_versions);
     if (racecheck) {  // one data command at a time: a racy buffer races on no host memory
       std::lock_guard lk(data_mu);
       run_command(c, sram, dram, &job.abort_flag());
     } else {
       run_command(c, sram, dram, &job.abort_flag());
     }
+    for (const isa::Region& r : regions)
+      if (r.space == isa::Space::Sram && (r.access & isa::kWrite) != 0)
+        sram_versions.wrote(r.begin, r.end);
     return true;
   }
 
@@ -625,7 +633,12 @@ struct Device::Impl {
     const std::span<const uint8_t> done =
         lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
           const isa::CommandTime& t = s.timeline[lane_timeline[i]];
+          const kern::SramVersionsScope scope(&sram_versions);
           run_command(cmds[t.index], sram, lane_dram[i], &job.abort_flag());
+          const LaneCommand& lc = lane_cmds[i];
+          for (uint32_t r = lc.first; r < lc.first + lc.count; ++r)
+            if (lane_regions[r].sram && lane_regions[r].write)
+              sram_versions.wrote(lane_regions[r].begin, lane_regions[r].end);
           return !job.aborted();
         });
     size_t ran = 0, i = 0;

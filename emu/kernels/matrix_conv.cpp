@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cancel.h"
@@ -14,6 +15,8 @@
 #include "matrix_common.h"
 #include "npu/isa/dtype.h"
 #include "ops.h"
+#include "scratch.h"
+#include "sram_versions.h"
 
 namespace npu::emu::kern {
 namespace {
@@ -36,6 +39,37 @@ bool splittable(const npu_cmd_conv2d& c, const Geo& g, size_t in_esize, size_t o
   return worth_splitting(g.m(), static_cast<uint64_t>(g.cout_g), g.k()) &&
          !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes);
 }
+
+/// The packed panels of the fp32 weights this thread packed last, kept while the SRAM bytes
+/// they came from are unchanged (sram_versions.h): a compiler's convolution slice runs as
+/// several row-band tiles on the same weights, and ResNet-50 packed 303 MB of weights per
+/// inference, 213 MB of them the previous tile's.
+class PackedWeights {
+ public:
+  /// The free list of Scratch is made first, so it outlives this thread's cache.
+  PackedWeights() { (void)scratch_kept_bytes(); }
+
+  /// Weights: n rows of k floats at SRAM offset `addr` (`w` its host address).
+  const PackedF32& get(const std::byte* w, uint64_t addr, size_t n, size_t k) {
+    const SramVersions* versions = current_sram_versions();
+    const uint64_t version =
+        versions != nullptr ? versions->version(addr, addr + uint64_t{n} * k * sizeof(float)) : 0;
+    if (packed_ && versions != nullptr && versions == versions_ && version == version_ && w == w_ &&
+        n == n_ && k == k_ && &packed_->kernel() == &f32_kernel(n))
+      return *packed_;
+    packed_.reset();
+    packed_.emplace(w, k, n, k);
+    versions_ = versions, version_ = version, w_ = w, n_ = n, k_ = k;
+    return *packed_;
+  }
+
+ private:
+  std::optional<PackedF32> packed_;
+  const SramVersions* versions_ = nullptr;  // nullptr: not reusable
+  uint64_t version_ = 0;
+  const std::byte* w_ = nullptr;
+  size_t n_ = 0, k_ = 0;
+};
 
 /// Input channels per group from which an fp32 convolution reads its taps in place: below
 /// it, a tap's few multiply-adds per row tile do not pay for the tile's set-up, and im2col
@@ -151,9 +185,13 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   // 4-byte aligned (fp32 loads; the widened copy of a half input always is).
   const bool in_place_taps =
       !direct_rows && static_cast<size_t>(g.cin_g) >= kTapMinChannels && aligned4(in);
+  static thread_local PackedWeights cache;
+  std::optional<PackedF32> own;  // a group's panels, or weights not read from SRAM
   for (int64_t grp = 0; grp < g.groups; ++grp) {
-    const PackedF32 packed(w + static_cast<size_t>(grp * g.cout_g) * k * sizeof(float), k,
-                           static_cast<size_t>(g.cout_g), k);
+    const std::byte* wg = w + static_cast<size_t>(grp * g.cout_g) * k * sizeof(float);
+    const PackedF32& packed = g.groups == 1 && w_wide.empty()
+                                  ? cache.get(wg, c.w_addr, static_cast<size_t>(g.cout_g), k)
+                                  : own.emplace(wg, k, static_cast<size_t>(g.cout_g), k);
     const float* gbias = bias.empty() ? nullptr : bias.data() + grp * g.cout_g;
     auto store = [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
       for (size_t r = 0; r < rows; ++r)

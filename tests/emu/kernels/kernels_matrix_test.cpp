@@ -14,6 +14,7 @@
 #include "npu/isa/half.h"
 #include "npu/ref/scalar.h"
 #include "parallel.h"
+#include "sram_versions.h"
 #include "test_util.h"
 
 namespace npu::emu::test {
@@ -419,6 +420,50 @@ TEST(Conv2d, Fp32IsTheFmaChainOverTheTaps) {
     }
   }
   kern::set_split_threshold(saved_threshold);
+}
+
+// The packed panels of a convolution's fp32 weights are kept per thread while the SRAM they
+// came from is unchanged (kern::SramVersions, which the device updates after every command's
+// SRAM writes): new weights noted as written are packed again; bytes changed without a note
+// (never done by the device) show that the second run really reused the first one's panels.
+TEST(Conv2d, PackedWeightsAreReusedUntilTheirSramIsWritten) {
+  Sram s;
+  const ConvCase cc{6, 12, 32, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+  ConvSetup st = make_conv(cc, NPU_DTYPE_FP32, NPU_DTYPE_FP32, NPU_DTYPE_FP32, s);
+  st.cmd.conv2d.in_addr = kInAligned;
+  s.put(kInAligned, st.in);
+  const size_t outs = static_cast<size_t>(st.oh * st.ow * cc.oc);
+  const size_t w_bytes = st.w.size();
+  kern::SramVersions versions(s.span().size());
+  const kern::SramVersionsScope scope(&versions);
+  const auto run = [&] {
+    s.put(kOut, std::vector<float>(outs, NAN));
+    run_matrix(st.cmd, s.span());
+    return s.get<float>(kOut, outs);
+  };
+  const std::vector<float> first = run();
+  EXPECT_EQ(run(), first);  // same weights, reused or not: same bits
+
+  // New weights, noted as written: the result follows them.
+  std::vector<float> w2 = random_floats(w_bytes / 4);
+  s.put(kW, w2);
+  versions.wrote(kW, kW + w_bytes);
+  const std::vector<float> second = run();
+  EXPECT_NE(second, first);
+  {
+    const kern::SramVersionsScope none(nullptr);  // no versions: packed afresh
+    EXPECT_EQ(run(), second);
+  }
+
+  // Changed without a note: the panels packed from w2 are still used.
+  EXPECT_EQ(run(), second);  // packs w2 again (the run without versions kept nothing)
+  s.put(kW, random_floats(w_bytes / 4));
+  EXPECT_EQ(run(), second);
+  // A write elsewhere does not invalidate them; one byte of the weights does.
+  versions.wrote(kOut, kOut + 64);
+  EXPECT_EQ(run(), second);
+  versions.wrote(kW + w_bytes - 1, kW + w_bytes);
+  EXPECT_NE(run(), second);
 }
 
 // A compiler's output-channel slices of 16 or 48 get 16-wide panels on AVX-512 instead of

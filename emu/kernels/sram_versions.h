@@ -1,0 +1,56 @@
+// SramVersions: which bytes of a device's SRAM changed. The device numbers every write a data
+// command makes to an SRAM page of 64 bytes (its write regions, npu/isa/regions.h) from one process-wide
+// counter, so a kernel can tell that an SRAM range it read before still holds the same bytes:
+// the matrix kernels keep the packed panels of the last weights they packed while the SRAM
+// they came from is unchanged (a compiler's convolution slice runs as several row-band tiles
+// on the same weights).
+//
+// Threading: wrote() and version() may be called from several threads at once (the device's
+// two host lanes); each page is an atomic. A version read for a range no running command
+// writes is exact. Lifetime: owned by the device; current_sram_versions() is what the calling
+// thread's command runs on (SramVersionsScope), nullptr outside a device (kernel tests): then
+// nothing is reused.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace npu::emu::kern {
+
+class SramVersions {
+ public:
+  /// Every page starts at a fresh version, newer than any of an earlier device at the same
+  /// host address.
+  explicit SramVersions(uint64_t sram_size);
+
+  /// A command wrote bytes [begin, end): their pages get a new version.
+  void wrote(uint64_t begin, uint64_t end);
+  /// The newest version of the pages of [begin, end) (equal versions: unchanged bytes).
+  uint64_t version(uint64_t begin, uint64_t end) const;
+
+ private:
+  /// 64-byte pages: the compiler aligns SRAM slots to 64 bytes, and a coarser page would
+  /// count a tile loaded next to the weights as a write to the weights.
+  static constexpr unsigned kPageShift = 6;
+  uint64_t pages_count_;
+  std::unique_ptr<std::atomic<uint64_t>[]> pages_;
+};
+
+/// The SRAM versions of the command the calling thread runs, or nullptr.
+const SramVersions* current_sram_versions();
+
+/// Sets current_sram_versions() for the calling thread while alive.
+class SramVersionsScope {
+ public:
+  explicit SramVersionsScope(const SramVersions* v);
+  ~SramVersionsScope();
+  SramVersionsScope(const SramVersionsScope&) = delete;
+  SramVersionsScope& operator=(const SramVersionsScope&) = delete;
+
+ private:
+  const SramVersions* saved_;
+};
+
+}  // namespace npu::emu::kern
