@@ -21,40 +21,58 @@ typedef float V4 __attribute__((vector_size(16)));   // NOLINT
 typedef float V8 __attribute__((vector_size(32)));   // NOLINT
 typedef float V16 __attribute__((vector_size(64)));  // NOLINT
 
+/// The MR x (NV vectors) accumulators of one row tile: loaded from C (or zero), updated one k
+/// step at a time as acc[i] += A[i][k] * panel[k] (an FMA: this file contracts), stored back.
 template <class V, size_t MR, size_t NV>
-[[gnu::always_inline]] inline void block_impl(const float* a, size_t lda, size_t rows,
-                                              const float* panel, size_t kc, float* c, size_t ldc,
-                                              bool accumulate) {
-  constexpr size_t L = sizeof(V) / sizeof(float);
-  constexpr size_t NR = L * NV;
-  for (size_t r0 = 0; r0 < rows; r0 += MR) {
-    V acc[MR][NV];
+struct Tile {
+  static constexpr size_t L = sizeof(V) / sizeof(float);
+  static constexpr size_t NR = L * NV;
+  V acc[MR][NV];
+
+  [[gnu::always_inline]] void load(const float* c, size_t ldc, bool accumulate) {
 #pragma GCC unroll 8
     for (size_t i = 0; i < MR; ++i)
 #pragma GCC unroll 2
       for (size_t v = 0; v < NV; ++v) {
         if (accumulate)
-          std::memcpy(&acc[i][v], c + (r0 + i) * ldc + v * L, sizeof(V));
+          std::memcpy(&acc[i][v], c + i * ldc + v * L, sizeof(V));
         else
           acc[i][v] = V{};
       }
-    const float* ar = a + r0 * lda;
-    for (size_t k = 0; k < kc; ++k) {
-      V b[NV];
+  }
+  /// One k step: `prow` is the panel's row k, a(i) row i's element k of A.
+  template <class A>
+  [[gnu::always_inline]] void step(const float* prow, A&& a) {
+    V b[NV];
 #pragma GCC unroll 2
-      for (size_t v = 0; v < NV; ++v) std::memcpy(&b[v], panel + k * NR + v * L, sizeof(V));
+    for (size_t v = 0; v < NV; ++v) std::memcpy(&b[v], prow + v * L, sizeof(V));
 #pragma GCC unroll 8
-      for (size_t i = 0; i < MR; ++i) {
-        const float x = ar[i * lda + k];
+    for (size_t i = 0; i < MR; ++i) {
+      const float x = a(i);
 #pragma GCC unroll 2
-        for (size_t v = 0; v < NV; ++v) acc[i][v] += b[v] * x;
-      }
+      for (size_t v = 0; v < NV; ++v) acc[i][v] += b[v] * x;
     }
+  }
+  [[gnu::always_inline]] void store(float* c, size_t ldc) const {
 #pragma GCC unroll 8
     for (size_t i = 0; i < MR; ++i)
 #pragma GCC unroll 2
-      for (size_t v = 0; v < NV; ++v)
-        std::memcpy(c + (r0 + i) * ldc + v * L, &acc[i][v], sizeof(V));
+      for (size_t v = 0; v < NV; ++v) std::memcpy(c + i * ldc + v * L, &acc[i][v], sizeof(V));
+  }
+};
+
+template <class V, size_t MR, size_t NV>
+[[gnu::always_inline]] inline void block_impl(const float* a, size_t lda, size_t rows,
+                                              const float* panel, size_t kc, float* c, size_t ldc,
+                                              bool accumulate) {
+  using T = Tile<V, MR, NV>;
+  for (size_t r0 = 0; r0 < rows; r0 += MR) {
+    T tile;
+    tile.load(c + r0 * ldc, ldc, accumulate);
+    const float* ar = a + r0 * lda;
+    for (size_t k = 0; k < kc; ++k)
+      tile.step(panel + k * T::NR, [&](size_t i) { return ar[i * lda + k]; });
+    tile.store(c + r0 * ldc, ldc);
   }
 }
 
@@ -63,39 +81,17 @@ template <class V, size_t MR, size_t NV>
 [[gnu::always_inline]] inline void taps_impl(const float* const* runs, size_t ld, size_t taps,
                                              size_t kc, const float* panel, float* c, size_t ldc,
                                              bool accumulate) {
-  constexpr size_t L = sizeof(V) / sizeof(float);
-  constexpr size_t NR = L * NV;
-  V acc[MR][NV];
-#pragma GCC unroll 8
-  for (size_t i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-    for (size_t v = 0; v < NV; ++v) {
-      if (accumulate)
-        std::memcpy(&acc[i][v], c + i * ldc + v * L, sizeof(V));
-      else
-        acc[i][v] = V{};
-    }
+  using T = Tile<V, MR, NV>;
+  T tile;
+  tile.load(c, ldc, accumulate);
   for (size_t t = 0; t < taps; ++t) {
     const float* r[MR];
 #pragma GCC unroll 8
     for (size_t i = 0; i < MR; ++i) r[i] = runs[i * ld + t];
-    const float* pt = panel + t * kc * NR;
-    for (size_t k = 0; k < kc; ++k) {
-      V b[NV];
-#pragma GCC unroll 2
-      for (size_t v = 0; v < NV; ++v) std::memcpy(&b[v], pt + k * NR + v * L, sizeof(V));
-#pragma GCC unroll 8
-      for (size_t i = 0; i < MR; ++i) {
-        const float x = r[i][k];
-#pragma GCC unroll 2
-        for (size_t v = 0; v < NV; ++v) acc[i][v] += b[v] * x;
-      }
-    }
+    const float* pt = panel + t * kc * T::NR;
+    for (size_t k = 0; k < kc; ++k) tile.step(pt + k * T::NR, [&](size_t i) { return r[i][k]; });
   }
-#pragma GCC unroll 8
-  for (size_t i = 0; i < MR; ++i)
-#pragma GCC unroll 2
-    for (size_t v = 0; v < NV; ++v) std::memcpy(c + i * ldc + v * L, &acc[i][v], sizeof(V));
+  tile.store(c, ldc);
 }
 
 void block_sse(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
