@@ -10,6 +10,7 @@
 #include "npu/compiler/op_set.h"
 #include "npu/format/shape.h"
 #include "passes/conv_transpose_to_conv.h"
+#include "passes/instance_norm_to_layernorm.h"
 #include "passes/resize_to_matmul.h"
 
 namespace npu::compiler {
@@ -341,6 +342,11 @@ std::string host_reason(const Graph& g, const Node& n) {
     // The device runs the ones conv-transpose-to-conv rewrites into a Conv.
     const std::string r = conv_transpose_host_reason(g, n);
     return r.empty() ? "conv-transpose-to-conv did not run" : r;
+  }
+  if (n.op_type == "InstanceNormalization") {
+    // The device runs the ones instance-norm-to-layernorm rewrites.
+    const std::string r = instance_norm_host_reason(g, n);
+    return r.empty() ? "instance-norm-to-layernorm did not run" : r;
   }
   return "no device implementation";
 }
