@@ -44,7 +44,7 @@ struct LaneRegion {
 };
 
 /// One data command: its regions are regions[first, first + count) of run()'s region list;
-/// cost estimates its host time in nanoseconds (lane_cost()).
+/// cost estimates its host time in nanoseconds (the device's host_cost(): MACs, bytes, elements).
 struct LaneCommand {
   uint32_t first = 0, count = 0;
   uint64_t cost = 0;
