@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -554,6 +555,89 @@ TEST_F(LowerTest, NearestResizeByIntegerFactorsIsADeviceCopy) {
   EXPECT_EQ(r->count("copy"), 2u) << r->layer_list();
   // The linear one is resize-to-matmul's: Rh · X · Rw^T on the matrix engine.
   EXPECT_EQ(r->count("matmul"), 2u) << r->layer_list();
+}
+
+TEST_F(LowerTest, SliceIsAViewOfItsInputOrAStridedCopy) {
+  ModelBuilder b(13);
+  input(b, "x", {4, 3, 5});
+  const int64_t kEnd = std::numeric_limits<int64_t>::max();
+  // Rows 1-2: one run of x's bytes, an alias (no layer), read by a Relu and as an output.
+  b.init_i64("rows_s", {1}, {1});
+  b.init_i64("rows_e", {1}, {3});
+  b.node("Slice", {"x", "rows_s", "rows_e"}, {"rows"});
+  b.node("Relu", {"rows"}, {"rows_relu"});
+  // Every second element of the last axis from -4 on: a strided COPY.
+  b.init_i64("cols_s", {1}, {-4});
+  b.init_i64("cols_e", {1}, {kEnd});
+  b.init_i64("cols_a", {1}, {-1});
+  b.init_i64("cols_st", {1}, {2});
+  b.node("Slice", {"x", "cols_s", "cols_e", "cols_a", "cols_st"}, {"cols"});
+  b.node("Relu", {"cols"}, {"cols_relu"});
+  // Steps 3 and 2 on the first two axes, ends past the dims: another COPY.
+  b.init_i64("grid_s", {2}, {0, 0});
+  b.init_i64("grid_e", {2}, {100, 3});
+  b.init_i64("grid_a", {2}, {0, 1});
+  b.init_i64("grid_st", {2}, {3, 2});
+  b.node("Slice", {"x", "grid_s", "grid_e", "grid_a", "grid_st"}, {"grid"});
+  b.node("Relu", {"grid"}, {"grid_relu"});
+  // Columns 1-2 of every row: runs of 2 elements, a COPY.
+  b.init_i64("mid_s", {1}, {1});
+  b.init_i64("mid_e", {1}, {3});
+  b.init_i64("mid_a", {1}, {2});
+  b.node("Slice", {"x", "mid_s", "mid_e", "mid_a"}, {"mid"});
+  b.node("Relu", {"mid"}, {"mid_relu"});
+  // Every second row: whole inner dims, but a step on the outer one: a COPY too.
+  b.init_i64("evens_s", {1}, {0});
+  b.init_i64("evens_e", {1}, {4});
+  b.init_i64("evens_a", {1}, {0});
+  b.init_i64("evens_st", {1}, {2});
+  b.node("Slice", {"x", "evens_s", "evens_e", "evens_a", "evens_st"}, {"evens"});
+  b.node("Relu", {"evens"}, {"evens_relu"});
+  // A negative step stays on the host.
+  b.init_i64("back_s", {1}, {-1});
+  b.init_i64("back_e", {1}, {-kEnd});
+  b.init_i64("back_a", {1}, {2});
+  b.init_i64("back_st", {1}, {-1});
+  b.node("Slice", {"x", "back_s", "back_e", "back_a", "back_st"}, {"back"});
+  for (const char* out :
+       {"rows", "rows_relu", "cols_relu", "mid_relu", "grid_relu", "evens_relu", "back"}) {
+    b.output(out);
+  }
+  Opts o;
+  o.host_segments = 1;
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("copy"), 4u) << r->layer_list();
+  EXPECT_EQ(r->count("activation"), 5u) << r->layer_list();
+  EXPECT_EQ(r->host_out.at("rows").shape, (I64{2, 3, 5}));
+  EXPECT_EQ(r->host_out.at("cols_relu").shape, (I64{4, 3, 2}));
+  EXPECT_EQ(r->host_out.at("grid_relu").shape, (I64{2, 2, 5}));
+  EXPECT_NE(r->dev.partition_report.find("Slice step -1"), std::string::npos)
+      << r->dev.partition_report;
+}
+
+TEST_F(LowerTest, SliceOfAChannelsLastConvOutputKeepsItsOrder) {
+  // The conv's output is stored NHWC: channels 1-2 are a strided COPY into NHWC storage, which
+  // the next conv reads without a relayout; image 1 of the batch is an alias.
+  ModelBuilder b;
+  input(b, "x", {2, 3, 6, 6});
+  conv(b, "x", "c1", 3, 4, 21);
+  b.init_i64("ch_s", {1}, {1});
+  b.init_i64("ch_e", {1}, {3});
+  b.init_i64("ch_a", {1}, {1});
+  b.node("Slice", {"c1", "ch_s", "ch_e", "ch_a"}, {"ch"});
+  conv(b, "ch", "c2", 2, 3, 22);
+  b.init_i64("im_s", {1}, {1});
+  b.init_i64("im_e", {1}, {2});
+  b.node("Slice", {"c2", "im_s", "im_e"}, {"im"});
+  b.node("Relu", {"im"}, {"y"});
+  b.output("y");
+  Opts o = range(-2.0f, 2.0f);
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("copy"), 1u) << r->layer_list();
+  // x into NHWC and nothing else: no relayout around either Slice.
+  EXPECT_EQ(r->count("transpose"), 1u) << r->layer_list();
 }
 
 TEST_F(LowerTest, StandaloneBatchNormAfterAdd) {
