@@ -11,6 +11,7 @@
 #include "npu/format/shape.h"
 #include "passes/conv_transpose_to_conv.h"
 #include "passes/resize_to_matmul.h"
+#include "passes/unroll_recurrence.h"
 
 namespace npu::compiler {
 
@@ -380,7 +381,10 @@ constexpr FamilyRule kFamilyRules[kNumOpClasses] = {
 
 std::string device_support_reason(const Graph& g, const Node& n) {
   if (n.domain == "npu" && n.op_type.ends_with("Recurrence")) {
-    return "recurrence (split-recurrence put its input projections on the device)";
+    // The device runs the ones unroll-recurrence unrolled.
+    const std::string r = unroll_recurrence_reason(g, n);
+    return "recurrence (its input projections run on the device, split-recurrence); " +
+           (r.empty() ? std::string("unroll-recurrence did not run") : "not unrolled: " + r);
   }
   if (!n.domain.empty()) return "operator of domain '" + n.domain + "'";
   const OpInfo* info = find_op(n.op_type);

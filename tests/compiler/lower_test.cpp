@@ -1028,10 +1028,10 @@ TEST_F(LowerTest, ValueLiveAcrossAHostSegment) {
   EXPECT_EQ(r->count("conv2d"), 2u) << r->layer_list();
 }
 
-TEST_F(LowerTest, RecurrentLayersOnTheHostFeedTheDevice) {
-  // A bidirectional batch-first LSTM (opset 14, Y unnamed) and a GRU run their recurrences on
-  // the host; ONNX shape inference gives their outputs' shapes, and MatMul + Relu consume them
-  // on the device.
+TEST_F(LowerTest, RecurrentLayersRunOnTheDeviceAndFeedIt) {
+  // A bidirectional batch-first LSTM (opset 14, Y unnamed) and a GRU: their input projections
+  // (split-recurrence) and their unrolled steps (unroll-recurrence) run on the device; ONNX
+  // shape inference gives their outputs' shapes, and MatMul + Relu consume them there.
   ModelBuilder b(14);
   input(b, "x", {2, 5, 3});  // [batch, seq, input]: layout 1
   weight(b, "w", {2, 16, 3}, 141);
@@ -1056,15 +1056,14 @@ TEST_F(LowerTest, RecurrentLayersOnTheHostFeedTheDevice) {
   ModelBuilder::attr(g, "linear_before_reset", int64_t{1});
   b.node("Relu", {"gy"}, {"gz"});
   b.output("gz");
-  Opts o = range(-2.0f, 2.0f);
-  o.host_segments = 2;  // one per host node
-  auto r = run_both(b, o);
+  auto r = run_both(b, range(-2.0f, 2.0f));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->dev.host_ops, 2u) << r->dev.partition_report;
+  EXPECT_EQ(r->dev.host_ops, 0u) << r->dev.partition_report;
   EXPECT_EQ(r->host_out.at("c").shape, (I64{2, 2, 4}));
   EXPECT_EQ(r->host_out.at("gz").shape, (I64{3, 1, 2, 2}));
-  // The FC, and the input projections of the LSTM and the GRU (split-recurrence).
-  EXPECT_EQ(r->count("matmul"), 3u) << r->layer_list();
+  // The FC, the input projections of the LSTM and the GRU, and the steps' H R^T: the LSTM's
+  // batched over its gates (2 directions x 5 steps), the GRU's z/r and h apart (3 steps x 2).
+  EXPECT_EQ(r->count("matmul"), 3u + 10u + 6u) << r->layer_list();
 }
 
 TEST_F(LowerTest, NodeThatRunsNowhereFailsWithOneLine) {
