@@ -45,51 +45,47 @@ namespace npu::compiler {
 
 namespace {
 
-using Act = ops::RecurrentActivation;
+using CellActivation = ops::RecurrentActivation;
 using Dims = std::vector<int64_t>;
 
-enum class Cell { kRnn, kGru, kLstm };
+enum class CellKind { kRnn, kGru, kLstm };
 
 /// The checked geometry of a recurrence node, or the reason it stays on the host.
-struct Plan {
+struct UnrollPlan {
   std::string reason;
-  Cell cell = Cell::kRnn;
+  CellKind cell = CellKind::kRnn;
   int64_t gates = 1, seq = 0, batch = 0, hidden = 0, dirs = 1;
   bool reverse_only = false, layout1 = false, linear_before_reset = false, input_forget = false;
   std::optional<float> clip;
-  std::vector<Act> acts;  // 1, 2 or 3 per direction
+  std::vector<CellActivation> acts;  // 1, 2 or 3 per direction
   const NpyArray* r = nullptr;
   const NpyArray* b = nullptr;  // optional
   const NpyArray* p = nullptr;  // optional (LSTM peepholes)
 };
 
 /// The float32 constant of `v` with shape `want`, or nullptr.
-const NpyArray* float_constant(const Graph& g, ValueId v, const Dims& want) {
+const NpyArray* cell_constant(const Graph& g, ValueId v, const Dims& want) {
   const NpyArray* c = g.constant(v);
   return c && c->dtype == DType::kFloat32 && c->shape == want ? c : nullptr;
 }
 
-std::string dims_text(const Dims& d) {
-  return format::shape_text(d);
-}
-
-Plan plan(const Graph& g, const Node& n) {
-  Plan p;
+UnrollPlan plan_unroll(const Graph& g, const Node& n) {
+  UnrollPlan p;
   auto refuse = [&](std::string why) {
     p.reason = std::move(why);
     return std::move(p);
   };
   if (n.domain != "npu") return refuse("not a recurrence");
   if (n.op_type == "RNNRecurrence") {
-    p.cell = Cell::kRnn, p.gates = 1;
+    p.cell = CellKind::kRnn, p.gates = 1;
   } else if (n.op_type == "GRURecurrence") {
-    p.cell = Cell::kGru, p.gates = 3;
+    p.cell = CellKind::kGru, p.gates = 3;
   } else if (n.op_type == "LSTMRecurrence") {
-    p.cell = Cell::kLstm, p.gates = 4;
+    p.cell = CellKind::kLstm, p.gates = 4;
   } else {
     return refuse("not a recurrence");
   }
-  const bool lstm = p.cell == Cell::kLstm;
+  const bool lstm = p.cell == CellKind::kLstm;
   if (n.inputs.size() > (lstm ? 8u : 6u) || n.outputs.size() > (lstm ? 3u : 2u) || n.input(0) < 0 ||
       n.input(1) >= 0 || n.input(2) < 0 || n.activation) {
     return refuse("inputs or outputs do not match the recurrence");
@@ -120,10 +116,10 @@ Plan plan(const Graph& g, const Node& n) {
   p.hidden = n.has_attr("hidden_size") ? n.attr_int("hidden_size", 0) : (*rd)[2];
   const int64_t gh = p.gates * p.hidden;
   if (p.hidden < 1 || *rd != Dims{p.dirs, gh, p.hidden} || (*gd)[2] != p.dirs * gh) {
-    return refuse("gates " + dims_text(*gd) + " and R " + dims_text(*rd) +
+    return refuse("gates " + format::shape_text(*gd) + " and R " + format::shape_text(*rd) +
                   " do not match hidden_size and direction");
   }
-  p.r = float_constant(g, n.input(2), *rd);
+  p.r = cell_constant(g, n.input(2), *rd);
   if (!p.r) return refuse("R is not a float32 constant");
   if (p.seq == 0 || p.batch == 0) return refuse("empty sequence or batch");
   if (p.seq > kMaxUnrolledSteps) {
@@ -131,7 +127,7 @@ Plan plan(const Graph& g, const Node& n) {
                   std::to_string(kMaxUnrolledSteps) + " steps");
   }
   if (n.input(3) >= 0) {
-    p.b = float_constant(g, n.input(3), {p.dirs, 2 * gh});
+    p.b = cell_constant(g, n.input(3), {p.dirs, 2 * gh});
     if (!p.b) return refuse("B is not a float32 constant [dirs, 2 * gates * hidden]");
   }
   if (n.input(4) >= 0) {
@@ -140,7 +136,7 @@ Plan plan(const Graph& g, const Node& n) {
     const Dims v = format::to_ints(*lens);
     if (static_cast<int64_t>(v.size()) != p.batch ||
         std::any_of(v.begin(), v.end(), [&](int64_t l) { return l != p.seq; })) {
-      return refuse("sequence_lens " + dims_text(v) + " is not seq_length " +
+      return refuse("sequence_lens " + format::shape_text(v) + " is not seq_length " +
                     std::to_string(p.seq) + " for every batch entry");
     }
   }
@@ -150,14 +146,14 @@ Plan plan(const Graph& g, const Node& n) {
     const Value& s = g.value(n.input(i));
     if (s.dtype != DType::kFloat32 || s.static_dims() != state) {
       return refuse(std::string(i == 5 ? "initial_h" : "initial_c") + " is not float32 of shape " +
-                    dims_text(state));
+                    format::shape_text(state));
     }
   }
   if (lstm && n.input(7) >= 0) {
-    p.p = float_constant(g, n.input(7), {p.dirs, 3 * p.hidden});
+    p.p = cell_constant(g, n.input(7), {p.dirs, 3 * p.hidden});
     if (!p.p) return refuse("P is not a float32 constant [dirs, 3 * hidden]");
   }
-  p.linear_before_reset = p.cell == Cell::kGru && n.attr_int("linear_before_reset", 0) != 0;
+  p.linear_before_reset = p.cell == CellKind::kGru && n.attr_int("linear_before_reset", 0) != 0;
   p.input_forget = lstm && n.attr_int("input_forget", 0) != 0;
   if (n.has_attr("clip")) {
     const float clip = n.attr_float("clip", 0.0f);
@@ -166,8 +162,8 @@ Plan plan(const Graph& g, const Node& n) {
   }
   auto acts = ops::recurrent_activations(n.op_type, detail::op_attributes(n), p.dirs);
   if (!acts) return refuse(acts.error().message);
-  for (const Act& a : *acts) {
-    if (a.kind == Act::Kind::kThresholdedRelu)
+  for (const CellActivation& a : *acts) {
+    if (a.kind == CellActivation::Kind::kThresholdedRelu)
       return refuse("activation ThresholdedRelu (the device has no compare-and-select)");
   }
   p.acts = std::move(*acts);
@@ -182,14 +178,14 @@ Plan plan(const Graph& g, const Node& n) {
 }
 
 /// The state of one direction after a step: H (and C for the LSTM), each [batch, hidden].
-struct State {
+struct StepState {
   ValueId h = kNoValue, c = kNoValue;
 };
 
 /// Writes the unrolled graph of one planned node into `out` (its nodes in order).
 class Unroller {
  public:
-  Unroller(Graph& g, const Node& n, const Plan& p, std::vector<Node>& out)
+  Unroller(Graph& g, const Node& n, const UnrollPlan& p, std::vector<Node>& out)
       : g_(g), n_(n), p_(p), out_(out), bh_{p.batch, p.hidden} {
     base_ = n.name.empty() ? g.value(n.outputs.empty() ? n.input(0) : n.outputs[0]).name : n.name;
   }
@@ -198,18 +194,18 @@ class Unroller {
   void run(const std::vector<bool>& used) {
     lay_out_gates();
     std::vector<std::vector<ValueId>> ys(static_cast<size_t>(p_.dirs));
-    std::vector<State> last(static_cast<size_t>(p_.dirs));
+    std::vector<StepState> last(static_cast<size_t>(p_.dirs));
     for (int64_t d = 0; d < p_.dirs; ++d) {
       const bool reverse = p_.reverse_only || d == 1;
       std::vector<ValueId>& y = ys[static_cast<size_t>(d)];
       y.assign(static_cast<size_t>(p_.seq), kNoValue);
-      State s = initial_state(d);
+      StepState s = initial_state(d);
       for (int64_t k = 0; k < p_.seq; ++k) {
         const int64_t t = reverse ? p_.seq - 1 - k : k;
         prefix_ = "d" + std::to_string(d) + "/t" + std::to_string(t) + "/";
-        s = p_.cell == Cell::kRnn   ? rnn_step(d, t, s)
-            : p_.cell == Cell::kGru ? gru_step(d, t, s)
-                                    : lstm_step(d, t, s);
+        s = p_.cell == CellKind::kRnn   ? rnn_step(d, t, s)
+            : p_.cell == CellKind::kGru ? gru_step(d, t, s)
+                                        : lstm_step(d, t, s);
         y[static_cast<size_t>(t)] = s.h;
       }
       last[static_cast<size_t>(d)] = s;
@@ -217,7 +213,7 @@ class Unroller {
     prefix_.clear();
     if (used[0]) emit_y(ys);
     std::vector<ValueId> hs, cs;
-    for (const State& s : last) hs.push_back(s.h), cs.push_back(s.c);
+    for (const StepState& s : last) hs.push_back(s.h), cs.push_back(s.c);
     if (used.size() > 1 && used[1]) emit_state(hs, n_.outputs[1], "Y_h");
     if (used.size() > 2 && used[2]) emit_state(cs, n_.outputs[2], "Y_c");
   }
@@ -285,13 +281,13 @@ class Unroller {
   }
 
   /// The activation `a` of x (dims `dims`), after the node's clip when `clipped` is false.
-  ValueId activate(ValueId x, const Act& a, const Dims& dims, const std::string& hint,
+  ValueId activate(ValueId x, const CellActivation& a, const Dims& dims, const std::string& hint,
                    bool clipped = false) {
     if (p_.clip && !clipped) {
       x = add("Clip", {x, scalar(-*p_.clip), scalar(*p_.clip)}, dims, hint + "_clip");
     }
     const auto alpha = static_cast<float>(a.alpha), beta = static_cast<float>(a.beta);
-    using K = Act::Kind;
+    using K = CellActivation::Kind;
     switch (a.kind) {
       case K::kRelu:
         return add("Relu", {x}, dims, hint);
@@ -318,7 +314,7 @@ class Unroller {
         const ValueId ax = add("Abs", {x}, dims, hint + "_abs");
         return add("Div", {x, add("Add", {scalar(1.0f), ax}, dims, hint + "_den")}, dims, hint);
       }
-      case K::kThresholdedRelu:  // refused by plan()
+      case K::kThresholdedRelu:  // refused by plan_unroll()
         break;
     }
     return x;
@@ -384,11 +380,11 @@ class Unroller {
     gflat_ = reshape(major, {seq * dg, batch, h}, "gates_rows");
     for (int64_t d = 0; d < p_.dirs; ++d) {
       switch (p_.cell) {
-        case Cell::kRnn:
-        case Cell::kLstm:
+        case CellKind::kRnn:
+        case CellKind::kLstm:
           rt_.push_back(r_transposed(d, 0, p_.gates, "R_t"));
           break;
-        case Cell::kGru:
+        case CellKind::kGru:
           rt_.push_back(r_transposed(d, 0, 2, "R_zr_t"));
           rt_h_.push_back(r_transposed(d, 2, 1, "R_h_t"));
           if (p_.linear_before_reset && p_.b) rb_h_.push_back(row_part(*p_.b, d, 5 * h, h, "Rb_h"));
@@ -431,27 +427,27 @@ class Unroller {
     return reshape(one, bh_, name);
   }
 
-  State initial_state(int64_t d) {
-    State s;
+  StepState initial_state(int64_t d) {
+    StepState s;
     s.h = initial(5, d, "initial_h");
-    if (p_.cell == Cell::kLstm) s.c = initial(6, d, "initial_c");
+    if (p_.cell == CellKind::kLstm) s.c = initial(6, d, "initial_c");
     return s;
   }
 
-  const Act& act(int64_t d, size_t k) const {
+  const CellActivation& act(int64_t d, size_t k) const {
     return p_.acts[static_cast<size_t>(d) * p_.acts.size() / static_cast<size_t>(p_.dirs) + k];
   }
 
   // ---- the cells ----
 
-  State rnn_step(int64_t d, int64_t t, State s) {
+  StepState rnn_step(int64_t d, int64_t t, StepState s) {
     const ValueId hr = add("MatMul", {s.h, rt_[static_cast<size_t>(d)]}, bh_, "hr");
     const ValueId pre = add("Add", {gates_at(d, t, 0, 1, "gates"), hr}, bh_, "pre");
     s.h = activate(pre, act(d, 0), bh_, "h");
     return s;
   }
 
-  State gru_step(int64_t d, int64_t t, State s) {
+  StepState gru_step(int64_t d, int64_t t, StepState s) {
     const auto du = static_cast<size_t>(d);
     const Dims zr_dims{2, p_.batch, p_.hidden};
     const ValueId hr = add("MatMul", {s.h, rt_[du]}, zr_dims, "hr_zr");
@@ -475,12 +471,12 @@ class Unroller {
     return s;
   }
 
-  State lstm_step(int64_t d, int64_t t, State s) {
+  StepState lstm_step(int64_t d, int64_t t, StepState s) {
     const auto du = static_cast<size_t>(d);
     const Dims all{4, p_.batch, p_.hidden};
     const ValueId hr = add("MatMul", {s.h, rt_[du]}, all, "hr");
     ValueId pre = add("Add", {gates_at(d, t, 0, 4, "gates"), hr}, all, "pre");
-    const Act& f_act = act(d, 0);
+    const CellActivation& f_act = act(d, 0);
     ValueId i, o = kNoValue, f;
     bool clipped = false;
     if (!p_.p) {
@@ -561,7 +557,7 @@ class Unroller {
 
   Graph& g_;
   const Node& n_;
-  const Plan& p_;
+  const UnrollPlan& p_;
   std::vector<Node>& out_;
   const Dims bh_;
   std::string base_, prefix_;
@@ -589,7 +585,7 @@ class UnrollRecurrencePass final : public Pass {
         nodes.push_back(std::move(n));
         continue;
       }
-      const Plan p = plan(g, n);
+      const UnrollPlan p = plan_unroll(g, n);
       if (!p.reason.empty()) {
         nodes.push_back(std::move(n));
         continue;
@@ -609,7 +605,7 @@ class UnrollRecurrencePass final : public Pass {
 }  // namespace
 
 std::string unroll_recurrence_reason(const Graph& g, const Node& n) {
-  return plan(g, n).reason;
+  return plan_unroll(g, n).reason;
 }
 
 std::unique_ptr<Pass> create_UnrollRecurrencePass() {
