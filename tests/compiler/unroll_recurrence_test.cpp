@@ -310,6 +310,26 @@ TEST(UnrollRecurrence, CanBeDisabled) {
   }
 }
 
+TEST(UnrollRecurrence, DropsARecurrenceNothingReads) {
+  // The LSTM's Y is not a graph output and nothing reads it: no steps are written, and its
+  // input projection goes with it.
+  ModelBuilder b(14);
+  b.input("x", {kUnrollSeq, kUnrollBatch, kUnrollInput});
+  b.init_f("w", {1, 16, kUnrollInput}, rnd(numel({1, 16, kUnrollInput}), 1));
+  b.init_f("r", {1, 16, kUnrollHidden}, rnd(numel({1, 16, kUnrollHidden}), 2));
+  auto& n = b.node("LSTM", {"x", "w", "r"}, {"unused"}, "cell");
+  ModelBuilder::attr(n, "hidden_size", kUnrollHidden);
+  b.node("Relu", {"x"}, {"y"});
+  b.output("y");
+  auto imported = import_onnx_bytes(b.bytes(), {}, "unroll.onnx");
+  ASSERT_TRUE(imported) << imported.error().message;
+  ASSERT_EQ(testing::count_ops(*imported, "LSTM"), 1u) << to_string(*imported);
+  auto g = placed_graph(b);
+  ASSERT_TRUE(g) << g.error().message;
+  EXPECT_EQ(g->nodes.size(), 1u) << to_string(*g);
+  EXPECT_EQ(testing::count_ops(*g, "Relu"), 1u) << to_string(*g);
+}
+
 /// A node the pass leaves on the host and the reason the report must give.
 struct KeptCase {
   std::string name, reason;

@@ -187,7 +187,10 @@ class Unroller {
  public:
   Unroller(Graph& g, const Node& n, const UnrollPlan& p, std::vector<Node>& out)
       : g_(g), n_(n), p_(p), out_(out), bh_{p.batch, p.hidden} {
-    base_ = n.name.empty() ? g.value(n.outputs.empty() ? n.input(0) : n.outputs[0]).name : n.name;
+    base_ = n.name;
+    for (ValueId o : n.outputs) {
+      if (base_.empty() && o >= 0) base_ = g.value(o).name;
+    }
   }
 
   /// Emits the steps and the outputs in `used` (Y, Y_h, Y_c).
@@ -577,7 +580,7 @@ class UnrollRecurrencePass final : public Pass {
     auto used = [&](ValueId v) {
       return v >= 0 && (!readers[static_cast<size_t>(v)].empty() || g.is_graph_output(v));
     };
-    bool changed = false;
+    bool changed = false, dropped = false;
     std::vector<Node> nodes;
     nodes.reserve(g.nodes.size());
     for (Node& n : g.nodes) {
@@ -594,10 +597,13 @@ class UnrollRecurrencePass final : public Pass {
       for (ValueId v : n.outputs) outs.push_back(used(v));
       if (std::find(outs.begin(), outs.end(), true) != outs.end()) {
         Unroller(g, n, p, nodes).run(outs);
+      } else {
+        dropped = true;  // nothing reads it: its gates' projection is dead too
       }
       changed = true;
     }
     g.nodes = std::move(nodes);
+    if (dropped) g.remove_dead_nodes();
     return changed;
   }
 };
