@@ -12,6 +12,7 @@
 #include "passes/conv_transpose_to_conv.h"
 #include "passes/instance_norm_to_layernorm.h"
 #include "passes/resize_to_matmul.h"
+#include "passes/unroll_recurrence.h"
 
 namespace npu::compiler {
 
@@ -268,6 +269,25 @@ std::string concat_reason(const Graph&, const Node&) {
   return {};
 }
 
+/// A Slice the device runs as a view of its input's bytes or a strided copy (lower_slice):
+/// constant starts/ends/axes/steps, positive steps, a non-empty result.
+std::string slice_reason(const Graph& g, const Node& n) {
+  if (n.input(1) < 0 || n.input(2) < 0) return "Slice without starts or ends";
+  for (size_t i = 1; i <= 4; ++i) {
+    if (n.input(i) >= 0 && !g.constant(n.input(i)))
+      return "Slice starts/ends/axes/steps are not constant";
+  }
+  if (n.input(4) >= 0) {
+    for (int64_t step : format::to_ints(*g.constant(n.input(4)))) {
+      if (step <= 0) {
+        return "Slice step " + std::to_string(step) + " (the device's views step forward)";
+      }
+    }
+  }
+  if (format::element_count(*g.value(n.outputs[0]).static_dims()) == 0) return "empty Slice";
+  return {};
+}
+
 std::string pad_reason(const Graph& g, const Node& n) {
   if (n.attr_string("mode", "constant") != "constant") return n.attr_string("mode") + " padding";
   for (size_t i = 1; i <= 3; ++i) {
@@ -367,7 +387,10 @@ constexpr FamilyRule kFamilyRules[kNumOpClasses] = {
 
 std::string device_support_reason(const Graph& g, const Node& n) {
   if (n.domain == "npu" && n.op_type.ends_with("Recurrence")) {
-    return "recurrence (split-recurrence put its input projections on the device)";
+    // The device runs the ones unroll-recurrence unrolled.
+    const std::string r = unroll_recurrence_reason(g, n);
+    return "recurrence (its input projections run on the device, split-recurrence); " +
+           (r.empty() ? std::string("unroll-recurrence did not run") : "not unrolled: " + r);
   }
   if (!n.domain.empty()) return "operator of domain '" + n.domain + "'";
   const OpInfo* info = find_op(n.op_type);

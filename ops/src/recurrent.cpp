@@ -26,7 +26,8 @@
 // [batch, seq_length, dirs * gates * hidden]; direction d's gates at columns d * gates *
 // hidden), and W omitted; B, when given, is the ONNX B, of which only Rb is added (Wb is in G).
 // Both forms run the same recurrence below; they differ only in where the projections come
-// from.
+// from. The activation list's reading is public (npu/ops/recurrent_activations.h) for the
+// compiler's unroll-recurrence pass, which builds the same cells from device operators.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -35,6 +36,7 @@
 #include <vector>
 
 #include "common.h"
+#include "npu/ops/recurrent_activations.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/scalar.h"
 #include "work_poll.h"
@@ -44,24 +46,8 @@ namespace {
 
 enum class Cell { kRnn, kGru, kLstm };
 
-/// One activation of the ONNX list with its alpha and beta.
-struct Activation {
-  enum class Kind {
-    kRelu,
-    kTanh,
-    kSigmoid,
-    kAffine,
-    kLeakyRelu,
-    kThresholdedRelu,
-    kScaledTanh,
-    kHardSigmoid,
-    kElu,
-    kSoftsign,
-    kSoftplus
-  };
-  Kind kind = Kind::kTanh;
-  double alpha = 0, beta = 0;
-
+/// One activation of the ONNX list with its alpha and beta, applied in T.
+struct Activation : RecurrentActivation {
   template <typename T>
   T operator()(T x) const {
     const T a = static_cast<T>(alpha), b = static_cast<T>(beta);
@@ -161,7 +147,10 @@ Expected<std::vector<Activation>> activations(const OpCall& c, Cell cell, int64_
     if (found == nullptr) {
       return op_error(c, "attribute activations: unknown activation '" + name + "'");
     }
-    Activation a{found->kind, found->alpha, found->beta};
+    Activation a;
+    a.kind = found->kind;
+    a.alpha = found->alpha;
+    a.beta = found->beta;
     if (found->params >= 1 && ai < alphas.size()) a.alpha = alphas[ai++];
     if (found->params >= 2 && bi < betas.size()) a.beta = betas[bi++];
     out.push_back(a);
@@ -614,3 +603,31 @@ HostOutputs lstm_recurrence(const OpCall& c) {
 }
 
 }  // namespace npu::ops::detail
+
+namespace npu::ops {
+
+Expected<std::vector<RecurrentActivation>> recurrent_activations(std::string_view op_type,
+                                                                 std::string_view attributes,
+                                                                 int64_t dirs) {
+  using namespace detail;
+  const std::string_view cell_name =
+      op_type.ends_with("Recurrence") ? op_type.substr(0, op_type.size() - 10) : op_type;
+  if (cell_name != "RNN" && cell_name != "GRU" && cell_name != "LSTM") {
+    return make_error(EINVAL, std::string(op_type) + ": not a recurrent layer");
+  }
+  if (dirs != 1 && dirs != 2) {
+    return make_error(EINVAL, std::string(op_type) + ": " + std::to_string(dirs) + " directions");
+  }
+  const Cell cell = cell_name == "RNN" ? Cell::kRnn : cell_name == "GRU" ? Cell::kGru : Cell::kLstm;
+  std::vector<RecurrentActivation> out;
+  auto done = with_call(op_type, attributes, {}, [&](const OpCall& c) -> Expected<void> {
+    auto acts = activations(c, cell, dirs);
+    if (!acts) return acts.error();
+    out.assign(acts->begin(), acts->end());
+    return ok();
+  });
+  if (!done) return done.error();
+  return out;
+}
+
+}  // namespace npu::ops

@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "common.h"
+#include "npu/ops/slice_range.h"
 #include "tensor_common.h"
 
 namespace npu::ops::detail {
@@ -119,24 +120,11 @@ std::vector<Shape> identity_maps(const Shape& s) {
   return maps;
 }
 
-/// Slice's source indices along one axis of size `dim` (ONNX clamping rules).
+/// Slice's source indices along one axis of size `dim` (ONNX clamping rules, slice_range()).
 Shape slice_map(int64_t dim, int64_t start, int64_t end, int64_t step) {
-  if (dim == 0) return {};
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  int64_t count = 0;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    if (end > start) count = (end - start - 1) / step + 1;
-  } else {
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-    const uint64_t mag = uint64_t{0} - static_cast<uint64_t>(step);  // |step|, also for INT64_MIN
-    if (start > end) count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) + 1;
-  }
-  Shape map(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) map[i] = start + i * step;  // |i * step| < dim here
+  const SliceRange r = slice_range(dim, start, end, step);
+  Shape map(static_cast<size_t>(r.count));
+  for (int64_t i = 0; i < r.count; ++i) map[i] = r.start + i * r.step;  // |i * step| < dim
   return map;
 }
 
@@ -515,3 +503,28 @@ HostOutputs unsqueeze(const OpCall& c) {
 }
 
 }  // namespace npu::ops::detail
+
+namespace npu::ops {
+
+SliceRange slice_range(int64_t dim, int64_t start, int64_t end, int64_t step) {
+  SliceRange r;
+  r.step = step;
+  if (dim <= 0) return r;
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    if (end > start) r.count = (end - start - 1) / step + 1;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    const uint64_t mag = uint64_t{0} - static_cast<uint64_t>(step);  // |step|, also for INT64_MIN
+    if (start > end)
+      r.count = static_cast<int64_t>(static_cast<uint64_t>(start - end - 1) / mag) + 1;
+  }
+  r.start = start;
+  return r;
+}
+
+}  // namespace npu::ops

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -556,6 +557,89 @@ TEST_F(LowerTest, NearestResizeByIntegerFactorsIsADeviceCopy) {
   EXPECT_EQ(r->count("matmul"), 2u) << r->layer_list();
 }
 
+TEST_F(LowerTest, SliceIsAViewOfItsInputOrAStridedCopy) {
+  ModelBuilder b(13);
+  input(b, "x", {4, 3, 5});
+  const int64_t kEnd = std::numeric_limits<int64_t>::max();
+  // Rows 1-2: one run of x's bytes, an alias (no layer), read by a Relu and as an output.
+  b.init_i64("rows_s", {1}, {1});
+  b.init_i64("rows_e", {1}, {3});
+  b.node("Slice", {"x", "rows_s", "rows_e"}, {"rows"});
+  b.node("Relu", {"rows"}, {"rows_relu"});
+  // Every second element of the last axis from -4 on: a strided COPY.
+  b.init_i64("cols_s", {1}, {-4});
+  b.init_i64("cols_e", {1}, {kEnd});
+  b.init_i64("cols_a", {1}, {-1});
+  b.init_i64("cols_st", {1}, {2});
+  b.node("Slice", {"x", "cols_s", "cols_e", "cols_a", "cols_st"}, {"cols"});
+  b.node("Relu", {"cols"}, {"cols_relu"});
+  // Steps 3 and 2 on the first two axes, ends past the dims: another COPY.
+  b.init_i64("grid_s", {2}, {0, 0});
+  b.init_i64("grid_e", {2}, {100, 3});
+  b.init_i64("grid_a", {2}, {0, 1});
+  b.init_i64("grid_st", {2}, {3, 2});
+  b.node("Slice", {"x", "grid_s", "grid_e", "grid_a", "grid_st"}, {"grid"});
+  b.node("Relu", {"grid"}, {"grid_relu"});
+  // Columns 1-2 of every row: runs of 2 elements, a COPY.
+  b.init_i64("mid_s", {1}, {1});
+  b.init_i64("mid_e", {1}, {3});
+  b.init_i64("mid_a", {1}, {2});
+  b.node("Slice", {"x", "mid_s", "mid_e", "mid_a"}, {"mid"});
+  b.node("Relu", {"mid"}, {"mid_relu"});
+  // Every second row: whole inner dims, but a step on the outer one: a COPY too.
+  b.init_i64("evens_s", {1}, {0});
+  b.init_i64("evens_e", {1}, {4});
+  b.init_i64("evens_a", {1}, {0});
+  b.init_i64("evens_st", {1}, {2});
+  b.node("Slice", {"x", "evens_s", "evens_e", "evens_a", "evens_st"}, {"evens"});
+  b.node("Relu", {"evens"}, {"evens_relu"});
+  // A negative step stays on the host.
+  b.init_i64("back_s", {1}, {-1});
+  b.init_i64("back_e", {1}, {-kEnd});
+  b.init_i64("back_a", {1}, {2});
+  b.init_i64("back_st", {1}, {-1});
+  b.node("Slice", {"x", "back_s", "back_e", "back_a", "back_st"}, {"back"});
+  for (const char* out :
+       {"rows", "rows_relu", "cols_relu", "mid_relu", "grid_relu", "evens_relu", "back"}) {
+    b.output(out);
+  }
+  Opts o;
+  o.host_segments = 1;
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("copy"), 4u) << r->layer_list();
+  EXPECT_EQ(r->count("activation"), 5u) << r->layer_list();
+  EXPECT_EQ(r->host_out.at("rows").shape, (I64{2, 3, 5}));
+  EXPECT_EQ(r->host_out.at("cols_relu").shape, (I64{4, 3, 2}));
+  EXPECT_EQ(r->host_out.at("grid_relu").shape, (I64{2, 2, 5}));
+  EXPECT_NE(r->dev.partition_report.find("Slice step -1"), std::string::npos)
+      << r->dev.partition_report;
+}
+
+TEST_F(LowerTest, SliceOfAChannelsLastConvOutputKeepsItsOrder) {
+  // The conv's output is stored NHWC: channels 1-2 are a strided COPY into NHWC storage, which
+  // the next conv reads without a relayout; image 1 of the batch is an alias.
+  ModelBuilder b;
+  input(b, "x", {2, 3, 6, 6});
+  conv(b, "x", "c1", 3, 4, 21);
+  b.init_i64("ch_s", {1}, {1});
+  b.init_i64("ch_e", {1}, {3});
+  b.init_i64("ch_a", {1}, {1});
+  b.node("Slice", {"c1", "ch_s", "ch_e", "ch_a"}, {"ch"});
+  conv(b, "ch", "c2", 2, 3, 22);
+  b.init_i64("im_s", {1}, {1});
+  b.init_i64("im_e", {1}, {2});
+  b.node("Slice", {"c2", "im_s", "im_e"}, {"im"});
+  b.node("Relu", {"im"}, {"y"});
+  b.output("y");
+  Opts o = range(-2.0f, 2.0f);
+  auto r = run_both(b, o);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->count("copy"), 1u) << r->layer_list();
+  // x into NHWC and nothing else: no relayout around either Slice.
+  EXPECT_EQ(r->count("transpose"), 1u) << r->layer_list();
+}
+
 TEST_F(LowerTest, StandaloneBatchNormAfterAdd) {
   ModelBuilder b;
   input(b, "a", {1, 4, 5, 5});
@@ -944,10 +1028,10 @@ TEST_F(LowerTest, ValueLiveAcrossAHostSegment) {
   EXPECT_EQ(r->count("conv2d"), 2u) << r->layer_list();
 }
 
-TEST_F(LowerTest, RecurrentLayersOnTheHostFeedTheDevice) {
-  // A bidirectional batch-first LSTM (opset 14, Y unnamed) and a GRU run their recurrences on
-  // the host; ONNX shape inference gives their outputs' shapes, and MatMul + Relu consume them
-  // on the device.
+TEST_F(LowerTest, RecurrentLayersRunOnTheDeviceAndFeedIt) {
+  // A bidirectional batch-first LSTM (opset 14, Y unnamed) and a GRU: their input projections
+  // (split-recurrence) and their unrolled steps (unroll-recurrence) run on the device; ONNX
+  // shape inference gives their outputs' shapes, and MatMul + Relu consume them there.
   ModelBuilder b(14);
   input(b, "x", {2, 5, 3});  // [batch, seq, input]: layout 1
   weight(b, "w", {2, 16, 3}, 141);
@@ -972,15 +1056,14 @@ TEST_F(LowerTest, RecurrentLayersOnTheHostFeedTheDevice) {
   ModelBuilder::attr(g, "linear_before_reset", int64_t{1});
   b.node("Relu", {"gy"}, {"gz"});
   b.output("gz");
-  Opts o = range(-2.0f, 2.0f);
-  o.host_segments = 2;  // one per host node
-  auto r = run_both(b, o);
+  auto r = run_both(b, range(-2.0f, 2.0f));
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->dev.host_ops, 2u) << r->dev.partition_report;
+  EXPECT_EQ(r->dev.host_ops, 0u) << r->dev.partition_report;
   EXPECT_EQ(r->host_out.at("c").shape, (I64{2, 2, 4}));
   EXPECT_EQ(r->host_out.at("gz").shape, (I64{3, 1, 2, 2}));
-  // The FC, and the input projections of the LSTM and the GRU (split-recurrence).
-  EXPECT_EQ(r->count("matmul"), 3u) << r->layer_list();
+  // The FC, the input projections of the LSTM and the GRU, and the steps' H R^T: the LSTM's
+  // batched over its gates (2 directions x 5 steps), the GRU's z/r and h apart (3 steps x 2).
+  EXPECT_EQ(r->count("matmul"), 3u + 10u + 6u) << r->layer_list();
 }
 
 TEST_F(LowerTest, NodeThatRunsNowhereFailsWithOneLine) {

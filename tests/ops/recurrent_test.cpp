@@ -13,6 +13,7 @@
 #include <cmath>
 #include <utility>
 
+#include "npu/ops/recurrent_activations.h"
 #include "op_call.h"
 
 namespace npu::ops::testing {
@@ -241,6 +242,36 @@ TEST(HostOpsRecurrent, RnnActivationsWithAlphaAndBeta) {
   ASSERT_EQ(t.size(), 1u);
   ASSERT_EQ(d.size(), 1u);
   EXPECT_EQ(t[0], d[0]);
+}
+
+TEST(HostOpsRecurrent, ActivationListAsTheCompilerReadsIt) {
+  using Kind = RecurrentActivation::Kind;
+  // The defaults per cell, repeated for the second direction.
+  auto lstm = recurrent_activations("LSTMRecurrence", R"({"_opset": 1})", 2);
+  ASSERT_TRUE(lstm) << lstm.error().message;
+  ASSERT_EQ(lstm->size(), 6u);
+  EXPECT_EQ((*lstm)[0].kind, Kind::kSigmoid);
+  EXPECT_EQ((*lstm)[4].kind, Kind::kTanh);
+  // alpha/beta consumed in order by the activations that take them; defaults for the rest.
+  auto gru = recurrent_activations(
+      "GRU",
+      R"({"_opset": 14, "direction": "bidirectional", "activations": ["LeakyRelu", "hardsigmoid",)"
+      R"( "Affine", "Elu"], "activation_alpha": [0.3, 0.4, 2.0], "activation_beta": [0.7]})",
+      2);
+  ASSERT_TRUE(gru) << gru.error().message;
+  ASSERT_EQ(gru->size(), 4u);
+  EXPECT_EQ((*gru)[0].kind, Kind::kLeakyRelu);
+  EXPECT_DOUBLE_EQ((*gru)[0].alpha, 0.3);
+  EXPECT_EQ((*gru)[1].kind, Kind::kHardSigmoid);
+  EXPECT_DOUBLE_EQ((*gru)[1].alpha, 0.4);
+  EXPECT_DOUBLE_EQ((*gru)[1].beta, 0.7);
+  EXPECT_EQ((*gru)[2].kind, Kind::kAffine);
+  EXPECT_DOUBLE_EQ((*gru)[2].alpha, 2.0);
+  EXPECT_DOUBLE_EQ((*gru)[2].beta, 0.0);   // Affine's default
+  EXPECT_DOUBLE_EQ((*gru)[3].alpha, 1.0);  // Elu's default
+  auto bad = recurrent_activations("RNN", R"({"_opset": 14, "activations": ["Swish"]})", 1);
+  ASSERT_FALSE(bad);
+  EXPECT_THAT(bad.error().message, HasSubstr("unknown activation 'Swish'"));
 }
 
 TEST(HostOpsRecurrent, EveryActivationOfTheList) {

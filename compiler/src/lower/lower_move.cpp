@@ -1,8 +1,12 @@
 // Data movement: reshape-like ops and Transpose as aliases of their input's bytes (no
-// layer), Concat as one COPY per input into its slice of the output, constant-mode Pad as PAD.
+// layer), Concat as one COPY per input into its slice of the output, Slice as an alias of the
+// bytes it selects when they are one run of the input's storage (else a strided COPY),
+// constant-mode Pad as PAD.
 #include <cstring>
 
 #include "lower/lower_ops.h"
+#include "npu/isa/dtype.h"
+#include "npu/ops/slice_range.h"
 
 namespace npu::compiler::detail {
 
@@ -85,6 +89,108 @@ Expected<void> lower_concat(Lowering& L, const Node& n) {
     NPU_TRY(L.layer(op, &codegen::emit_copy));
   }
   return ok();
+}
+
+namespace {
+
+/// Per logical axis of a Slice's input, the range it takes (ONNX rules, npu/ops/slice_range.h).
+Expected<std::vector<ops::SliceRange>> slice_ranges(const Graph& g, const Node& n,
+                                                    const std::vector<int64_t>& dims) {
+  auto ints = [&](size_t i, const char* what) -> Expected<std::vector<int64_t>> {
+    const NpyArray* t = g.constant(n.input(i));
+    if (!t) return make_error(EINVAL, std::string("Slice ") + what + " are not constant");
+    return format::to_ints(*t);
+  };
+  auto starts = ints(1, "starts");
+  if (!starts) return starts.error();
+  auto ends = ints(2, "ends");
+  if (!ends) return ends.error();
+  const auto rank = static_cast<int64_t>(dims.size());
+  std::vector<int64_t> axes(starts->size()), steps(starts->size(), 1);
+  for (size_t i = 0; i < axes.size(); ++i) axes[i] = static_cast<int64_t>(i);
+  if (n.input(3) >= 0) {
+    auto a = ints(3, "axes");
+    if (!a) return a.error();
+    axes = std::move(*a);
+  }
+  if (n.input(4) >= 0) {
+    auto s = ints(4, "steps");
+    if (!s) return s.error();
+    steps = std::move(*s);
+  }
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size()) {
+    return make_error(EINVAL, "Slice starts, ends, axes and steps have different lengths");
+  }
+  std::vector<ops::SliceRange> r(dims.size());
+  for (size_t a = 0; a < dims.size(); ++a) r[a] = {0, 1, dims[a]};
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t a = axes[i] < 0 ? axes[i] + rank : axes[i];
+    if (a < 0 || a >= rank) return make_error(EINVAL, "Slice axis out of range");
+    if (steps[i] <= 0) return make_error(EINVAL, "Slice step is not positive");
+    r[static_cast<size_t>(a)] =
+        ops::slice_range(dims[static_cast<size_t>(a)], (*starts)[i], (*ends)[i], steps[i]);
+  }
+  return r;
+}
+
+}  // namespace
+
+/// Slice (positive steps, constant parameters; support.cpp). When the selected elements are
+/// one run of the input's storage (in its stored order: whole inner dims, then one partial
+/// dim, then single indices) the output aliases those bytes; otherwise a COPY reads the
+/// strided view of them into new storage in the input's order.
+Expected<void> lower_slice(Lowering& L, const Node& n) {
+  const ValueId x = n.input(0), y = n.outputs[0];
+  auto xd = L.dims(x), yd = L.dims(y);
+  if (!xd) return xd.error();
+  if (!yd) return yd.error();
+  auto ranges = slice_ranges(L.g, n, *xd);
+  if (!ranges) return ranges.error();
+  for (size_t a = 0; a < xd->size(); ++a) {
+    if ((*ranges)[a].count != (*yd)[a])
+      return make_error(EINVAL, "Slice output shape disagrees with its starts/ends");
+  }
+  if (dim_product(*yd, 0, yd->size()) == 0) return make_error(EINVAL, "empty Slice");
+  auto s = L.get(x);
+  if (!s) return s.error();
+  // Walk the stored dims from the innermost: whole dims, at most one partial run, then dims
+  // of which one index is taken.
+  bool contiguous = true, partial = false;
+  uint64_t offset = 0, stride = 1;
+  for (size_t j = s->perm.size(); j-- > 0;) {
+    const auto a = static_cast<size_t>(s->perm[j]);
+    const ops::SliceRange& r = (*ranges)[a];
+    const int64_t dim = (*xd)[a];
+    if (partial && r.count != 1) contiguous = false;
+    if (r.count != dim) partial = true;
+    if (r.count > 1 && r.step != 1) contiguous = false;
+    offset += static_cast<uint64_t>(r.start) * stride;
+    stride *= static_cast<uint64_t>(dim);
+  }
+  if (contiguous) {
+    const uint64_t es = isa::dtype_size(s->dtype);
+    Storage sub = *s;
+    sub.va += offset * es;
+    sub.bytes = static_cast<uint64_t>(dim_product(*yd, 0, yd->size())) * es;
+    return L.alias(y, sub, s->perm);
+  }
+  auto in = L.logical_view(x);
+  if (!in) return in.error();
+  for (size_t a = 0; a < xd->size(); ++a) {
+    const ops::SliceRange& r = (*ranges)[a];
+    in->va += static_cast<uint64_t>(r.start) * in->strides[a];
+    in->dims[a] = static_cast<uint32_t>(r.count);
+    in->strides[a] *= static_cast<uint64_t>(r.step);
+  }
+  NPU_TRY(L.define(y, s->perm));
+  auto out = L.logical_view(y);
+  if (!out) return out.error();
+  codegen::CopyOp op;
+  op.name = n.name;
+  op.input = *in;
+  op.output = *out;
+  return L.layer(op, &codegen::emit_copy);
 }
 
 /// Constant-mode Pad in the input's storage order.

@@ -40,6 +40,7 @@ Expected<void> lower_quant(Lowering& L, const Node& n);       // Quantize/Dequan
 Expected<void> lower_view(Lowering& L, const Node& n);       // reshape-like (Identity, Dropout too)
 Expected<void> lower_transpose(Lowering& L, const Node& n);  // Transpose (an alias)
 Expected<void> lower_concat(Lowering& L, const Node& n);     // Concat
+Expected<void> lower_slice(Lowering& L, const Node& n);      // Slice (a view or a copy)
 Expected<void> lower_pad(Lowering& L, const Node& n);        // Pad (constant mode)
 Expected<void> lower_resize(Lowering& L, const Node& n);     // Resize (nearest, integer scales)
 /// The Host family: an error (the support check never places such a node on the device).
