@@ -21,8 +21,8 @@
 // it). The caller plans ahead as far as the rings allow, so lane 1 has work while lane 0
 // waits; each lane waits only for a command it conflicts with. Dependencies point to earlier
 // commands and each lane runs its own in order, so the earliest unfinished command can always
-// run. While a lane runs a command, the other lane's GEMMs are not shared with the kernels'
-// worker (emu/kernels/parallel.h): two cores, two threads. Lifetime: the lane thread starts
+// run. GEMMs on the lanes are not shared with the kernels' worker (emu/kernels/parallel.h):
+// two cores, two threads. Lifetime: the lane thread starts
 // with the first run() and is joined by the destructor.
 #pragma once
 
@@ -114,8 +114,7 @@ class Lanes {
   std::span<const LaneRegion> regions_;
   const std::function<bool(uint32_t, int)>* run_ = nullptr;
   std::vector<uint8_t> done_;
-  std::atomic<bool> stop_{false};               // a command asked to stop the job
-  std::atomic<bool> busy_[2] = {false, false};  // lane l is running a command
+  std::atomic<bool> stop_{false};  // a command asked to stop the job
   std::atomic<uint64_t> lane1_total_{0};
 
   Queue q_[2];
