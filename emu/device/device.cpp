@@ -329,30 +329,40 @@ struct Device::Impl {
     return end;
   }
 
+  /// A data command's operand check that failed: the fault it raises.
+  struct OperandFault {
+    uint32_t kind;
+    uint64_t address;
+  };
+
+  /// Checks a data command's operands against SRAM and the MMU: its regions into `regions`,
+  /// its DRAM operand's host address (if any) into `dram`; the fault when one fails.
+  std::optional<OperandFault> check_operands(const npu_cmd& c, std::vector<isa::Region>& regions,
+                                             std::byte*& dram) const {
+    regions.clear();
+    dram = nullptr;
+    if (!isa::command_regions(c, regions)) return OperandFault{DRM_NPU_FAULT_PARSE, 0};
+    for (const isa::Region& r : regions) {
+      if (r.space == isa::Space::Sram) {
+        if (r.end > sram.size())
+          return OperandFault{DRM_NPU_FAULT_SRAM_RANGE, std::max<uint64_t>(r.begin, sram.size())};
+        continue;
+      }
+      dram = mmu->translate(r.begin, r.end - r.begin, r.access);
+      if (!dram)
+        return OperandFault{DRM_NPU_FAULT_MMU,
+                            mmu->fault_address(r.begin, r.end - r.begin, r.access)};
+    }
+    return std::nullopt;
+  }
+
   /// Checks a data command's operands against SRAM and the MMU, then executes it.
   bool run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
                         std::vector<isa::Region>& regions) {
-    regions.clear();
-    if (!isa::command_regions(c, regions)) {
-      raise(DRM_NPU_FAULT_PARSE, engine, index, 0, start);
-      return false;
-    }
     std::byte* dram = nullptr;
-    for (const isa::Region& r : regions) {
-      if (r.space == isa::Space::Sram) {
-        if (r.end > sram.size()) {
-          raise(DRM_NPU_FAULT_SRAM_RANGE, engine, index, std::max<uint64_t>(r.begin, sram.size()),
-                start);
-          return false;
-        }
-      } else {
-        dram = mmu->translate(r.begin, r.end - r.begin, r.access);
-        if (!dram) {
-          raise(DRM_NPU_FAULT_MMU, engine, index,
-                mmu->fault_address(r.begin, r.end - r.begin, r.access), start);
-          return false;
-        }
-      }
+    if (const std::optional<OperandFault> f = check_operands(c, regions, dram)) {
+      raise(f->kind, engine, index, f->address, start);
+      return false;
     }
     const kern::SramVersionsScope scope(&sram_versions);
     if (racecheck) {  // one data command at a time: a racy buffer races on no host memory
@@ -606,23 +616,19 @@ struct Device::Impl {
       const isa::CommandTime& t = s.timeline[k];
       const npu_cmd& c = cmds[t.index];
       if (!is_data(t, c)) continue;
-      regions.clear();
-      if (!isa::command_regions(c, regions)) return std::nullopt;
+      std::byte* dram = nullptr;
+      if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
       LaneCommand lc;
       lc.first = static_cast<uint32_t>(lane_regions.size());
       lc.cost = host_cost(isa::command_cost(c, cfg));
-      std::byte* dram = nullptr;
       for (const isa::Region& r : regions) {
         const bool write = (r.access & isa::kWrite) != 0;
         if (r.space == isa::Space::Sram) {
-          if (r.end > sram.size()) return std::nullopt;
           lane_regions.push_back({r.begin, r.end, true, write});
-          continue;
+        } else {  // its host bytes (the one DRAM operand, `dram`): aliases conflict too
+          const auto host = reinterpret_cast<uintptr_t>(dram);
+          lane_regions.push_back({host, host + (r.end - r.begin), false, write});
         }
-        dram = mmu->translate(r.begin, r.end - r.begin, r.access);
-        if (!dram) return std::nullopt;
-        const auto host = reinterpret_cast<uintptr_t>(dram);
-        lane_regions.push_back({host, host + (r.end - r.begin), false, write});
       }
       lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
       lane_cmds.push_back(lc);

@@ -1,7 +1,7 @@
 // SramVersions: which bytes of a device's SRAM changed. The device numbers every write a data
-// command makes to an SRAM page of 64 bytes (its write regions, npu/isa/regions.h) from one process-wide
-// counter, so a kernel can tell that an SRAM range it read before still holds the same bytes:
-// the matrix kernels keep the packed panels of the last weights they packed while the SRAM
+// command makes to an SRAM page of 64 bytes (its write regions, npu/isa/regions.h) from one
+// process-wide counter, so a kernel can tell that an SRAM range it read before still holds the same
+// bytes: the matrix kernels keep the packed panels of the last weights they packed while the SRAM
 // they came from is unchanged (a compiler's convolution slice runs as several row-band tiles
 // on the same weights).
 //
