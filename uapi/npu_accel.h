@@ -22,7 +22,12 @@ extern "C" {
 
 /** DRM_NPU_API_VERSION_MAJOR/MINOR - bumped on incompatible / compatible ABI changes. */
 #define DRM_NPU_API_VERSION_MAJOR 1
-#define DRM_NPU_API_VERSION_MINOR 2
+#define DRM_NPU_API_VERSION_MINOR 3
+
+/* The driver's name, as DRM_IOCTL_VERSION (drmGetVersion) reports it. */
+#define DRM_NPU_DRIVER_NAME "npu"
+/* The device node's character-device major (DRM accel nodes: /dev/accel/accelN, 261:N). */
+#define DRM_NPU_ACCEL_MAJOR 261
 
 /* ioctl numbers: append only, never reuse. */
 #define DRM_NPU_GET_PARAM 0x00
@@ -34,7 +39,8 @@ extern "C" {
 #define DRM_NPU_CTX_DESTROY 0x06
 #define DRM_NPU_SUBMIT 0x07
 #define DRM_NPU_WAIT 0x08
-#define DRM_NPU_NUM_IOCTLS 0x09
+#define DRM_NPU_BO_WAIT 0x09 /* API 1.3 */
+#define DRM_NPU_NUM_IOCTLS 0x0a
 
 #define DRM_IOCTL_NPU_GET_PARAM \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_GET_PARAM, struct drm_npu_get_param)
@@ -50,6 +56,8 @@ extern "C" {
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_CTX_DESTROY, struct drm_npu_ctx_destroy)
 #define DRM_IOCTL_NPU_SUBMIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_SUBMIT, struct drm_npu_submit)
 #define DRM_IOCTL_NPU_WAIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_WAIT, struct drm_npu_wait)
+#define DRM_IOCTL_NPU_BO_WAIT \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_WAIT, struct drm_npu_bo_wait)
 
 /* ---------------------------------------------------------------------------------------- */
 /* GET_PARAM                                                                                  */
@@ -86,6 +94,7 @@ extern "C" {
 #define DRM_NPU_CAP_JOB_PROFILE (1ull << 3)     /* QUERY JOB_PROFILE is available */
 #define DRM_NPU_CAP_SKIP_VALIDATION (1ull << 4) /* SUBMIT flag SKIP_VALIDATION (emulator) */
 #define DRM_NPU_CAP_RACECHECK (1ull << 5)       /* SUBMIT flag RACECHECK, QUERY JOB_HAZARDS */
+#define DRM_NPU_CAP_BO_WAIT (1ull << 6)         /* (API 1.3) DRM_IOCTL_NPU_BO_WAIT */
 
 /**
  * struct drm_npu_get_param - read one device parameter.
@@ -515,6 +524,25 @@ struct drm_npu_wait {
   __u64 start_ns;
   __u64 end_ns;
   __u64 cycles;
+};
+
+/**
+ * struct drm_npu_bo_wait - wait until no queued or running job uses a BO (API 1.3,
+ * DRM_NPU_CAP_BO_WAIT), e.g. before the CPU reads a BO that jobs write, without knowing which
+ * jobs (or which contexts) those are.
+ * @handle: in, a BO of this file.
+ * @flags: in, must be 0.
+ * @timeout_ns: in, absolute CLOCK_MONOTONIC deadline in ns; 0 polls; INT64_MAX waits for ever.
+ *
+ * Counts every job that lists the BO's memory, of any context, queued or running when the
+ * call is made or submitted while it waits. Returns 0 once none is left (whatever the jobs'
+ * status). Errors: EINVAL non-zero @flags or negative @timeout_ns; ENOENT unknown handle;
+ * EBUSY poll and a job still uses it; ETIMEDOUT deadline passed.
+ */
+struct drm_npu_bo_wait {
+  __u32 handle;
+  __u32 flags;
+  __s64 timeout_ns;
 };
 
 #if defined(__cplusplus)

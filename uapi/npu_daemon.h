@@ -13,8 +13,9 @@
  *
  * IOCTL carries the ioctl request number and the bytes of its argument struct (_IOC_SIZE of
  * the request); u64 user pointers inside the struct mean nothing in the daemon, so the bytes
- * they point at travel after the struct ("extra": SUBMIT's drm_npu_bo_ref array in the
- * request, QUERY's data in the reply). MAP asks for the memfd behind a BO's mmap offset; the
+ * they point at travel after the struct ("extra": the IN buffers in the request, the OUT
+ * buffers in the reply, in the order of uapi/npu_ioctls.def — SUBMIT's drm_npu_bo_ref array,
+ * QUERY's data, VERSION's strings). MAP asks for the memfd behind a BO's mmap offset; the
  * reply carries it as SCM_RIGHTS ancillary data, so the client maps the same pages as the
  * device: buffer contents never cross the socket.
  */
@@ -28,7 +29,7 @@ extern "C" {
 #endif
 
 #define NPU_DAEMON_MAGIC 0x4455504eu /* the bytes "NPUD" read as a little-endian u32 */
-#define NPU_DAEMON_VERSION 1u        /* the only version so far */
+#define NPU_DAEMON_VERSION 2u        /* 2: HELLO flags, shareable files, attaching */
 
 /* Largest payload of any message, both directions; longer messages are a protocol error. */
 #define NPU_DAEMON_MAX_PAYLOAD (1u << 20)
@@ -51,16 +52,30 @@ struct npu_daemon_header {
   __u32 seq;     /* chosen by the client, echoed in the reply */
 };
 
+/* HELLO flags (version 2; a version-1 HELLO is the first 8 bytes, flags 0). */
+/* The HELLO carries one descriptor: the client's own end of this socket. The daemon notes
+ * its identity (SO_COOKIE), so that a process holding that end later (a forked child, or any
+ * process it was passed to) can ATTACH to this connection's file. */
+#define NPU_DAEMON_HELLO_SHAREABLE (1u << 0)
+/* The HELLO carries one descriptor: the client end of another connection to this daemon,
+ * made SHAREABLE, which this process holds. Instead of opening a file, this connection
+ * becomes a second channel to that connection's file: same handles, contexts and address
+ * space. The file is closed when the last channel and the last copy of the original socket
+ * are gone. ENOENT (in ERROR) when the descriptor is no such socket. */
+#define NPU_DAEMON_HELLO_ATTACH (1u << 1)
+
 struct npu_daemon_hello {
   __u32 min_version; /* the client speaks [min_version, header.version] */
   __u32 pid;         /* the client's pid, for logs and STATUS (not trusted for anything) */
+  __u32 flags;       /* (version 2) NPU_DAEMON_HELLO_* */
+  __u32 pad;         /* must be 0 */
 };
 
 struct npu_daemon_hello_reply {
   __u32 version;     /* the version both sides use from now on */
   __u32 client_id;   /* the daemon's number for this connection (logs, STATUS) */
   __u32 api_version; /* DRM_NPU_API_VERSION_MAJOR << 16 | MINOR of the daemon's driver */
-  __u32 pad;
+  __u32 file_id;     /* (version 2) the driver file this connection is a channel of */
 };
 
 struct npu_daemon_ioctl {
@@ -93,8 +108,8 @@ struct npu_daemon_map_reply {
 struct npu_daemon_client {
   __u32 client_id;
   __u32 pid;      /* as the client's HELLO said */
-  __u32 bos;      /* BO handles the connection holds */
-  __u32 contexts; /* contexts the connection holds */
+  __u32 bos;      /* BO handles the connection's file holds */
+  __u32 contexts; /* contexts the connection's file holds */
   __u64 bo_bytes; /* bytes of those BOs */
 };
 

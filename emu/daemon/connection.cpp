@@ -12,9 +12,11 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include "daemon_log.h"
 #include "npu/daemon/server.h"
+#include "npu/ioctl_marshal.h"
 #include "npu/log.h"
 #include "npu_accel.h"
 
@@ -28,10 +30,6 @@ using detail::log;
 constexpr size_t kMaxWaiters = 16;
 /// A waiter re-checks for the end of the connection this often while a WAIT blocks.
 constexpr int64_t kWaitSliceNs = 100'000'000;
-/// Most QUERY bytes a reply carries (far above any query's full size).
-constexpr uint32_t kMaxQueryOut =
-    NPU_DAEMON_MAX_PAYLOAD - sizeof(npu_daemon_ioctl_reply) - NPU_DAEMON_MAX_ARG;
-
 int64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -63,12 +61,17 @@ void Connection::stop() {
   ::shutdown(sock_.get(), SHUT_RDWR);
 }
 
+std::shared_ptr<DriverFile> Connection::file() const {
+  std::shared_lock lk(file_mu_);
+  return file_;
+}
+
 bool Connection::describe(npu_daemon_client& out) const {
-  // A connection whose file is being closed (draining its jobs) is left out rather than
-  // waited for: STATUS never stalls behind a client's clean-up.
-  std::shared_lock lk(file_mu_, std::try_to_lock);
-  if (!lk.owns_lock() || kmd_fd_ < 0) return false;
-  const emu::Kmd::FileUsage u = kmd_.usage(kmd_fd_);
+  // A connection whose file is being closed (draining its jobs) is left out: STATUS never
+  // stalls behind a client's clean-up.
+  const std::shared_ptr<DriverFile> f = file();
+  if (f == nullptr) return false;
+  const emu::Kmd::FileUsage u = kmd_.usage(f->fd());
   out = {};
   out.client_id = id_;
   out.pid = pid_.load();
@@ -83,8 +86,7 @@ void Connection::serve() {
     auto m = wire::recv_message(sock_.get());
     if (!m) {
       if (m.error().code == ECONNRESET) {
-        std::shared_lock lk(file_mu_);
-        if (kmd_fd_ >= 0) log().info("client {}: disconnected", id_);
+        if (file() != nullptr) log().info("client {}: disconnected", id_);
       } else {
         protocol_error(0, m.error().code, m.error().message);
       }
@@ -97,14 +99,10 @@ void Connection::serve() {
 }
 
 bool Connection::handle(wire::Message& m) {
-  if (!m.fds.empty()) {
+  if (!m.fds.empty() && m.header.type != NPU_DAEMON_HELLO) {
     return protocol_error(m.header.seq, EPROTO, "descriptors sent to the daemon");
   }
-  bool hello_done = false;
-  {
-    std::shared_lock lk(file_mu_);
-    hello_done = kmd_fd_ >= 0;
-  }
+  const bool hello_done = file() != nullptr;
   if (!hello_done && m.header.type != NPU_DAEMON_HELLO) {
     return protocol_error(m.header.seq, EPROTO,
                           fmt::format("message type {} before HELLO", m.header.type));
@@ -130,32 +128,68 @@ bool Connection::handle(wire::Message& m) {
 }
 
 bool Connection::handle_hello(const wire::Message& m) {
-  if (m.payload.size() != sizeof(npu_daemon_hello)) {
-    return protocol_error(
-        m.header.seq, EPROTO,
-        fmt::format("HELLO of {} bytes (expected {})", m.payload.size(), sizeof(npu_daemon_hello)));
+  // Version 1 sent {min_version, pid}; version 2 added {flags, pad}.
+  constexpr size_t kV1Size = 8;
+  if (m.payload.size() != kV1Size && m.payload.size() != sizeof(npu_daemon_hello)) {
+    return protocol_error(m.header.seq, EPROTO,
+                          fmt::format("HELLO of {} bytes (expected {} or {})", m.payload.size(),
+                                      kV1Size, sizeof(npu_daemon_hello)));
   }
   const auto hello = read_as<npu_daemon_hello>(m.payload);
-  if (m.header.version < NPU_DAEMON_VERSION || hello.min_version > NPU_DAEMON_VERSION) {
+  if (m.header.version < 1 || hello.min_version > NPU_DAEMON_VERSION) {
     return protocol_error(m.header.seq, EPROTONOSUPPORT,
-                          fmt::format("client speaks protocol versions {}..{}, the daemon {}",
+                          fmt::format("client speaks protocol versions {}..{}, the daemon 1..{}",
                                       hello.min_version, m.header.version, NPU_DAEMON_VERSION));
   }
-  const int fd = kmd_.open();
-  if (fd < 0) {
-    return protocol_error(m.header.seq, errno,
-                          fmt::format("cannot open a driver file: {}", std::strerror(errno)));
+  const uint32_t version = std::min<uint32_t>(m.header.version, NPU_DAEMON_VERSION);
+  constexpr uint32_t kKnown = NPU_DAEMON_HELLO_SHAREABLE | NPU_DAEMON_HELLO_ATTACH;
+  if ((hello.flags & ~kKnown) != 0 || hello.pad != 0 || hello.flags == kKnown ||
+      (hello.flags != 0 && version < 2)) {
+    return protocol_error(m.header.seq, EINVAL,
+                          fmt::format("HELLO flags {:#x} (version {})", hello.flags, version));
+  }
+  if (m.fds.size() != (hello.flags != 0 ? 1u : 0u)) {
+    return protocol_error(
+        m.header.seq, EPROTO,
+        fmt::format("HELLO with flags {:#x} and {} descriptors", hello.flags, m.fds.size()));
+  }
+
+  std::shared_ptr<DriverFile> f;
+  if ((hello.flags & NPU_DAEMON_HELLO_ATTACH) != 0) {
+    f = server_.files().find(socket_cookie(m.fds[0].get()));
+    if (f == nullptr) {
+      return protocol_error(m.header.seq, ENOENT,
+                            "ATTACH: the descriptor is no shareable connection of this daemon");
+    }
+  } else {
+    const int fd = kmd_.open();
+    if (fd < 0) {
+      return protocol_error(m.header.seq, errno,
+                            fmt::format("cannot open a driver file: {}", std::strerror(errno)));
+    }
+    f = std::make_shared<DriverFile>(kmd_, fd, id_);
+    if ((hello.flags & NPU_DAEMON_HELLO_SHAREABLE) != 0) {
+      const uint64_t cookie = socket_cookie(m.fds[0].get());
+      if (cookie == 0) {
+        return protocol_error(m.header.seq, EINVAL, "SHAREABLE: the descriptor is no socket");
+      }
+      server_.files().add(cookie, f);
+    }
   }
   {
     std::unique_lock lk(file_mu_);
-    kmd_fd_ = fd;
+    file_ = f;
   }
   pid_.store(hello.pid);
-  log().info("client {}: connected (pid {})", id_, hello.pid);
+  log().info("client {}: connected (pid {}){}", id_, hello.pid,
+             (hello.flags & NPU_DAEMON_HELLO_ATTACH) != 0
+                 ? fmt::format(", attached to the file of client {}", f->id())
+                 : "");
   npu_daemon_hello_reply r{};
-  r.version = NPU_DAEMON_VERSION;
+  r.version = version;
   r.client_id = id_;
   r.api_version = (DRM_NPU_API_VERSION_MAJOR << 16) | DRM_NPU_API_VERSION_MINOR;
+  r.file_id = version >= 2 ? f->id() : 0;
   const std::array parts{wire::bytes_of(r)};
   return send(NPU_DAEMON_HELLO | NPU_DAEMON_REPLY, m.header.seq, parts);
 }
@@ -176,83 +210,56 @@ bool Connection::handle_ioctl(const wire::Message& m) {
                     "{} extra bytes in a payload of {}",
                     request, req.arg_size, _IOC_SIZE(request), req.extra_size, p.size()));
   }
-  alignas(8) std::array<std::byte, NPU_DAEMON_MAX_ARG> arg{};
-  std::memcpy(arg.data(), p.data() + sizeof(req), req.arg_size);
+  PendingCall call;
+  call.seq = seq;
+  call.request = request;
+  call.arg.assign(p.begin() + sizeof(req), p.begin() + sizeof(req) + req.arg_size);
   const std::span<const std::byte> extra = p.subspan(sizeof(req) + req.arg_size);
-  const std::span<const std::byte> arg_bytes(arg.data(), req.arg_size);
 
-  // The user pointers of the two ioctls that have them now point into this process.
-  std::vector<drm_npu_bo_ref> refs;
-  std::vector<std::byte> query_out;
-  uint64_t user_ptr = 0;
-  if (request == DRM_IOCTL_NPU_SUBMIT) {
-    auto* s = reinterpret_cast<drm_npu_submit*>(arg.data());
-    user_ptr = s->bos;
-    if (!extra.empty()) {
-      if (extra.size() != uint64_t{s->bo_count} * sizeof(drm_npu_bo_ref)) {
-        return protocol_error(seq, EPROTO,
-                              fmt::format("SUBMIT: {} bytes of BO references for bo_count {}",
-                                          extra.size(), s->bo_count));
-      }
-      refs.resize(s->bo_count);
-      if (!extra.empty()) std::memcpy(refs.data(), extra.data(), extra.size());
-      s->bos = reinterpret_cast<uint64_t>(refs.data());
-    } else {
-      s->bos = 0;
+  // The user pointers inside the struct now point into this process (npu/ioctl_marshal.h).
+  // A request the table does not know has none: the driver answers it (EINVAL) as it is.
+  call.info = find_ioctl(request);
+  if (call.info != nullptr && call.info->size == req.arg_size) {
+    if (auto u = wire::unpack_request(*call.info, call.arg, extra, call.marshal); !u) {
+      return protocol_error(seq, u.error().code, u.error().message);
     }
   } else if (!extra.empty()) {
     return protocol_error(seq, EPROTO, fmt::format("IOCTL {:#x}: unexpected extra bytes", request));
-  } else if (request == DRM_IOCTL_NPU_QUERY) {
-    auto* q = reinterpret_cast<drm_npu_query*>(arg.data());
-    user_ptr = q->data;
-    if (q->data != 0 && q->size > 0) {
-      q->size = std::min(q->size, kMaxQueryOut);
-      query_out.resize(q->size);
-      q->data = reinterpret_cast<uint64_t>(query_out.data());
-    } else {
-      q->data = 0;
-    }
-  } else if (request == DRM_IOCTL_NPU_WAIT) {
-    const auto w = read_as<drm_npu_wait>(arg_bytes);
-    if (w.timeout_ns > 0) {
-      // Not retired yet: a waiter answers when it is, and the reader goes on.
-      drm_npu_wait probe = w;
-      probe.timeout_ns = 0;
-      int ret = 0;
-      {
-        std::shared_lock lk(file_mu_);
-        ret = kmd_.ioctl(kmd_fd_, request, &probe);
-      }
-      const int err = errno;
-      if (ret < 0 && err == EBUSY) {
-        queue_wait(seq, w);
-        return true;
-      }
-      probe.timeout_ns = w.timeout_ns;
-      reply_ioctl(seq, ret, err, wire::bytes_of(probe), {});
-      return true;
-    }
+  } else {
+    call.info = nullptr;
   }
 
-  int ret = 0;
-  {
-    std::shared_lock lk(file_mu_);
-    ret = kmd_.ioctl(kmd_fd_, request, arg.data());
-  }
-  const int err = errno;
-  std::span<const std::byte> out;
-  if (request == DRM_IOCTL_NPU_SUBMIT) {
-    reinterpret_cast<drm_npu_submit*>(arg.data())->bos = user_ptr;
-  } else if (request == DRM_IOCTL_NPU_QUERY) {
-    auto* q = reinterpret_cast<drm_npu_query*>(arg.data());
-    q->data = user_ptr;
-    if (ret == 0 && !query_out.empty()) {
-      out =
-          std::span<const std::byte>(query_out).first(std::min<size_t>(query_out.size(), q->size));
+  if (call.info != nullptr && call.info->blocks() && call.info->deadline(call.arg.data()) > 0) {
+    // A blocking call: try it without blocking; if it would block, a waiter answers it when
+    // it is done and the reader goes on with the next request.
+    const int64_t deadline = call.info->deadline(call.arg.data());
+    call.info->set_deadline(call.arg.data(), 0);
+    const auto [ret, err] = call_driver(call);
+    if (ret < 0 && err == EBUSY) {
+      call.info->set_deadline(call.arg.data(), deadline);
+      queue_wait(std::move(call));
+      return true;
     }
+    call.info->set_deadline(call.arg.data(), deadline);
+    finish(call, ret, err);
+    return true;
   }
-  reply_ioctl(seq, ret, err, arg_bytes, out);
+  const auto [ret, err] = call_driver(call);
+  finish(call, ret, err);
   return true;
+}
+
+std::pair<int, int> Connection::call_driver(PendingCall& call) {
+  const std::shared_ptr<DriverFile> f = file();
+  if (f == nullptr) return {-1, EBADF};
+  const int ret = kmd_.ioctl(f->fd(), call.request, call.arg.data());
+  return {ret, ret < 0 ? errno : 0};
+}
+
+void Connection::finish(PendingCall& call, int ret, int err) {
+  std::vector<std::byte> out;
+  if (call.info != nullptr) out = wire::pack_reply(*call.info, call.arg, call.marshal, ret == 0);
+  reply_ioctl(call.seq, ret, err, call.arg, out);
 }
 
 void Connection::reply_ioctl(uint32_t seq, int ret, int err, std::span<const std::byte> arg,
@@ -276,9 +283,8 @@ bool Connection::handle_map(const wire::Message& m) {
   if (req.pad != 0 || req.length > SIZE_MAX) {
     r.ret = -1;
     r.err = EINVAL;
-  } else {
-    std::shared_lock lk(file_mu_);
-    memfd.reset(kmd_.export_bo(kmd_fd_, req.offset, static_cast<size_t>(req.length),
+  } else if (const std::shared_ptr<DriverFile> f = file(); f != nullptr) {
+    memfd.reset(kmd_.export_bo(f->fd(), req.offset, static_cast<size_t>(req.length),
                                static_cast<int>(req.flags)));
     if (!memfd) {
       r.ret = -1;
@@ -318,9 +324,9 @@ bool Connection::protocol_error(uint32_t seq, int err, const std::string& messag
   return false;
 }
 
-void Connection::queue_wait(uint32_t seq, const drm_npu_wait& w) {
+void Connection::queue_wait(PendingCall call) {
   std::lock_guard lk(wait_mu_);
-  waits_.push_back({seq, w});
+  waits_.push_back(std::move(call));
   if (idle_waiters_ == 0 && waiters_.size() < kMaxWaiters) {
     ++idle_waiters_;
     waiters_.emplace_back([this] { waiter(); });
@@ -332,37 +338,29 @@ void Connection::waiter() {
   std::unique_lock lk(wait_mu_);
   for (;;) {
     wait_cv_.wait(lk, [&] { return stopping_ || !waits_.empty(); });
-    if (stopping_) return;  // the file is going: queued WAITs are not answered
-    PendingWait pw = waits_.front();
+    if (stopping_) return;  // the file is going: queued calls are not answered
+    PendingCall call = std::move(waits_.front());
     waits_.pop_front();
     --idle_waiters_;
     lk.unlock();
     // Slices, so that closing the file (which needs the lock exclusively) is never held up
     // for longer than one slice.
-    const int64_t deadline = pw.arg.timeout_ns;
+    const int64_t deadline = call.info->deadline(call.arg.data());
     int ret = 0;
     int err = 0;
-    drm_npu_wait w{};
     for (;;) {
-      w = pw.arg;
-      w.timeout_ns = std::min(deadline, now_ns() + kWaitSliceNs);
       if (closing_.load()) {
         ret = -1;
         err = EBADF;
         break;
       }
-      std::shared_lock flk(file_mu_);
-      if (kmd_fd_ < 0) {
-        ret = -1;
-        err = EBADF;
-        break;
-      }
-      ret = kmd_.ioctl(kmd_fd_, DRM_IOCTL_NPU_WAIT, &w);
-      err = errno;
-      if (!(ret < 0 && err == ETIMEDOUT && w.timeout_ns < deadline)) break;
+      const int64_t slice_end = std::min(deadline, now_ns() + kWaitSliceNs);
+      call.info->set_deadline(call.arg.data(), slice_end);
+      std::tie(ret, err) = call_driver(call);
+      if (!(ret < 0 && err == ETIMEDOUT && slice_end < deadline)) break;
     }
-    w.timeout_ns = deadline;
-    reply_ioctl(pw.seq, ret, err, wire::bytes_of(w), {});
+    call.info->set_deadline(call.arg.data(), deadline);
+    finish(call, ret, err);
     lk.lock();
     ++idle_waiters_;
   }
@@ -375,17 +373,20 @@ void Connection::close_file() {
   }
   wait_cv_.notify_all();
   closing_.store(true);
-  int fd = -1;
+  std::shared_ptr<DriverFile> f;
   {
     std::unique_lock lk(file_mu_);
-    fd = std::exchange(kmd_fd_, -1);
-    // Closing under the lock: its jobs are aborted or drained, its BOs and contexts freed.
-    if (fd >= 0) kmd_.close(fd);
+    f = std::exchange(file_, nullptr);
   }
   for (auto& t : waiters_) t.join();
-  if (fd >= 0) {
-    log().info("client {}: closed (pid {}); its jobs, buffers and contexts are released", id_,
-               pid_.load());
+  if (f != nullptr) {
+    const bool last = f.use_count() == 1;
+    // The last channel closes the driver file here: its jobs are aborted or drained, its BOs
+    // and contexts freed.
+    f.reset();
+    log().info("client {}: closed (pid {}){}", id_, pid_.load(),
+               last ? "; its jobs, buffers and contexts are released"
+                    : "; its file stays open for the other channels");
   }
   done_.store(true);
 }

@@ -1,14 +1,15 @@
 // Connection: one client of the daemon, one open file of its driver.
 //
 // Semantics: the reader thread receives requests in order: HELLO (first, once: version check,
-// then Kmd::open), IOCTL (the argument struct and the bytes behind its user pointers, run
-// through Kmd::ioctl on this connection's file), MAP (the BO's memfd, passed with SCM_RIGHTS)
-// and STATUS. A WAIT whose job has not retired goes to a waiter thread, so the reader goes on
-// with the next request. A malformed message (bad magic or length, unknown type, sizes that do
-// not add up, descriptors sent to the daemon) is logged, answered with ERROR and ends this
-// connection; the daemon and other connections go on.
-// Threading: the reader and the waiters send replies under one lock; stop() may be called from
-// any thread (it shuts the socket down, which ends the reader).
+// then Kmd::open — or, with NPU_DAEMON_HELLO_ATTACH, the shareable file of another connection
+// whose socket the client holds: DriverFile), IOCTL (the argument struct and the bytes behind its
+// user pointers, run through Kmd::ioctl on this connection's file), MAP (the BO's memfd, passed
+// with SCM_RIGHTS) and STATUS. A blocking ioctl (WAIT, BO_WAIT: a deadline row in
+// uapi/npu_ioctls.def) that would block goes to a waiter thread, so the reader goes on with the
+// next request. A malformed message (bad magic or length, unknown type, sizes that do not add up,
+// descriptors sent to the daemon) is logged, answered with ERROR and ends this connection; the
+// daemon and other connections go on. Threading: the reader and the waiters send replies under one
+// lock; stop() may be called from any thread (it shuts the socket down, which ends the reader).
 // Lifetime: the Server owns connections; when the reader ends, the driver file is closed (jobs
 // aborted or drained, BOs and contexts freed), the waiters joined, and the socket closed.
 #pragma once
@@ -20,10 +21,14 @@
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
+#include "driver_file.h"
 #include "npu/daemon_wire.h"
 #include "npu/emu/kmd.h"
+#include "npu/ioctl_marshal.h"
+#include "npu/ioctl_table.h"
 #include "npu_accel.h"
 #include "npu_daemon.h"
 
@@ -50,9 +55,14 @@ class Connection {
   bool describe(npu_daemon_client& out) const;
 
  private:
-  struct PendingWait {
-    uint32_t seq;
-    drm_npu_wait arg;
+  // One IOCTL request on its way through the driver (answered by the reader, or by a waiter
+  // when it blocks).
+  struct PendingCall {
+    uint32_t seq = 0;
+    unsigned long request = 0;
+    const IoctlInfo* info = nullptr;  // nullptr: not in the ioctl table (sent as it came)
+    std::vector<std::byte> arg;
+    wire::ServerCall marshal;
   };
 
   void serve();
@@ -66,7 +76,11 @@ class Connection {
   bool send(uint16_t type, uint32_t seq, std::span<const std::span<const std::byte>> parts,
             std::span<const int> fds = {});
   bool protocol_error(uint32_t seq, int err, const std::string& message);
-  void queue_wait(uint32_t seq, const drm_npu_wait& w);
+  /// The driver's ioctl on this connection's file: {ret, errno}.
+  std::pair<int, int> call_driver(PendingCall& call);
+  /// Sends the reply of a call the driver answered.
+  void finish(PendingCall& call, int ret, int err);
+  void queue_wait(PendingCall call);
   void waiter();
   void close_file();
 
@@ -74,10 +88,13 @@ class Connection {
   emu::Kmd& kmd_;
   wire::UniqueFd sock_;
   const uint32_t id_;
-  // The driver file; -1 before HELLO and after close. Driver calls hold file_mu_ shared,
-  // closing holds it exclusively, so no call can reach a reused descriptor number.
+  /// The driver file, or nullptr before HELLO and after close.
+  std::shared_ptr<DriverFile> file() const;
+
+  // The driver file this connection is a channel of; nullptr before HELLO and after close.
+  // A driver call holds its own reference, so the file outlives every call in flight.
   mutable std::shared_mutex file_mu_;
-  int kmd_fd_ = -1;
+  std::shared_ptr<DriverFile> file_;
   std::atomic<bool> closing_{false};  // set before file_mu_ is taken to close
   std::atomic<uint32_t> pid_{0};
   std::atomic<bool> done_{false};
@@ -86,7 +103,7 @@ class Connection {
 
   std::mutex wait_mu_;
   std::condition_variable wait_cv_;
-  std::deque<PendingWait> waits_;
+  std::deque<PendingCall> waits_;
   size_t idle_waiters_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> waiters_;

@@ -15,6 +15,7 @@
 
 #include "connection.h"
 #include "daemon_log.h"
+#include "driver_file.h"
 #include "npu/daemon/socket_path.h"
 #include "npu/emu/kmd.h"
 #include "npu/log.h"
@@ -35,7 +36,8 @@ Server::Server(std::string path, wire::UniqueFd listener, wire::UniqueFd wake,
     : path_(std::move(path)),
       listener_(std::move(listener)),
       wake_(std::move(wake)),
-      kmd_(std::move(kmd)) {}
+      kmd_(std::move(kmd)),
+      files_(std::make_unique<FileRegistry>()) {}
 
 Expected<std::unique_ptr<Server>> Server::create(std::string socket_path,
                                                  isa::DeviceConfig config) {

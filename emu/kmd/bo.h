@@ -9,6 +9,7 @@
 // Bo is the per-file view: handle, flags, device VA and fake mmap offset.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -41,6 +42,11 @@ class BoMemory {
   int fd() const { return fd_; }
   /// Bytes of all BoMemory alive in the process.
   static uint64_t live_bytes();
+
+  /// Jobs that list this memory and have been queued but not yet released their inputs
+  /// (BO_WAIT). Raised by the scheduler when it accepts a job, lowered when the job drops its
+  /// inputs (the device is done with them, or the job was aborted).
+  std::atomic<uint32_t> jobs_in_flight{0};
 
  private:
   BoMemory(int fd, std::byte* host, uint64_t size) : fd_(fd), host_(host), size_(size) {}

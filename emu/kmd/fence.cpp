@@ -52,6 +52,22 @@ int Scheduler::wait(Context& ctx, drm_npu_wait& w) {
   return 0;
 }
 
+int Scheduler::wait_idle(const BoMemory& mem, int64_t timeout_ns) {
+  auto idle = [&] { return mem.jobs_in_flight.load(std::memory_order_acquire) == 0; };
+  std::unique_lock lk(mu_);
+  if (idle()) return 0;
+  if (timeout_ns == 0) return -EBUSY;
+  const Clock::time_point deadline = timeout_ns == INT64_MAX
+                                         ? Clock::time_point::max()
+                                         : Clock::time_point{std::chrono::nanoseconds(timeout_ns)};
+  // A job drops its inputs just before it retires (outside the lock); the retirement, under
+  // the lock, notifies, so the predicate is re-checked after every drop.
+  ++bo_waiters_;
+  const bool done = bo_cv_.wait_until(lk, deadline, idle);
+  --bo_waiters_;
+  return done ? 0 : -ETIMEDOUT;
+}
+
 drm_npu_context_state Scheduler::context_state(const Context& ctx) {
   std::lock_guard lk(mu_);
   return ctx.state();

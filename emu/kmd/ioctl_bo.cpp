@@ -1,4 +1,4 @@
-// BO_CREATE, BO_INFO, BO_CLOSE.
+// BO_CREATE, BO_INFO, BO_WAIT, BO_CLOSE.
 #include "driver.h"
 #include "log.h"
 
@@ -34,6 +34,19 @@ int ioctl_bo_info(Driver& /*drv*/, File& file, void* data) {
   a.device_addr = bo->va;
   a.mmap_offset = bo->mmap_offset;
   return 0;
+}
+
+int ioctl_bo_wait(Driver& drv, File& file, void* data) {
+  const auto& a = *static_cast<drm_npu_bo_wait*>(data);
+  if (a.flags != 0 || a.timeout_ns < 0) return -EINVAL;
+  std::shared_ptr<BoMemory> mem;
+  {
+    std::lock_guard lk(file.mu);
+    const auto bo = file.find_bo_locked(a.handle);
+    if (bo == nullptr) return -ENOENT;
+    mem = bo->mem;
+  }
+  return drv.scheduler->wait_idle(*mem, a.timeout_ns);
 }
 
 int ioctl_bo_close(Driver& /*drv*/, File& file, void* data) {

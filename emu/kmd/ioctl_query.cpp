@@ -124,7 +124,7 @@ int ioctl_query(Driver& drv, File& file, void* data) {
   const uint32_t full = static_cast<uint32_t>(out.size());
   if (q.size != 0) {
     const uint32_t n = std::min(q.size, full);
-    if (const int r = copy_to_user(q.data, out.data(), n); r < 0) return r;
+    if (const int r = drv.uaccess.copy_to(q.data, out.data(), n); r < 0) return r;
   }
   q.size = full;
   return 0;

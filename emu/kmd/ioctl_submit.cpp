@@ -57,7 +57,8 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     if (ctx->banned.load(std::memory_order_relaxed)) return -ECANCELED;
     if (s.bo_count == 0 || s.bo_count > DRM_NPU_MAX_BO_REFS) return -EINVAL;
     user_refs.resize(s.bo_count);
-    if (const int r = copy_from_user(user_refs.data(), s.bos, s.bo_count * sizeof(drm_npu_bo_ref));
+    if (const int r =
+            drv.uaccess.copy_from(user_refs.data(), s.bos, s.bo_count * sizeof(drm_npu_bo_ref));
         r < 0) {
       return r;
     }

@@ -20,6 +20,11 @@ namespace npu::emu::kmd {
 class Context;
 
 struct Job {
+  Job() = default;
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+  ~Job() { release_inputs(); }
+
   Context* ctx = nullptr;  // valid while queued or running (contexts drain before dying)
   uint64_t seqno = 0;
 
@@ -39,10 +44,16 @@ struct Job {
   uint64_t end_ns = 0;
   JobProfile profile;
 
-  /// Drops the inputs (program, Mmu, BO references).
+  bool counted_in_flight = false;  // the scheduler raised jobs_in_flight of every BO in `bos`
+
+  /// Drops the inputs (program, Mmu, BO references); the BOs' in-flight counts go down.
   void release_inputs() {
     program = {};
     mmu = {};
+    if (counted_in_flight) {
+      for (const auto& m : bos) m->jobs_in_flight.fetch_sub(1, std::memory_order_release);
+      counted_in_flight = false;
+    }
     bos.clear();
     bos.shrink_to_fit();
   }

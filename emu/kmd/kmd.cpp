@@ -26,29 +26,36 @@ namespace kmd {
 namespace {
 
 struct IoctlDesc {
-  IoctlHandler handler;
-  uint32_t size;  // expected _IOC_SIZE, the size of the argument struct
-  const char* name;
+  IoctlHandler handler = nullptr;
+  uint32_t size = 0;  // expected _IOC_SIZE, the size of the argument struct
+  const char* name = nullptr;
 };
 
-// Indexed by _IOC_NR(request) - DRM_COMMAND_BASE, as drm-shim's per-driver table.
+// Driver ioctls, indexed by _IOC_NR(request) - DRM_COMMAND_BASE, as drm-shim's per-driver
+// table; core DRM ioctls indexed by _IOC_NR(request). Both from uapi/npu_ioctls.def.
 constexpr std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> kIoctls = [] {
   std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> t{};
-  t[DRM_NPU_GET_PARAM] = {ioctl_get_param, sizeof(drm_npu_get_param), "GET_PARAM"};
-  t[DRM_NPU_QUERY] = {ioctl_query, sizeof(drm_npu_query), "QUERY"};
-  t[DRM_NPU_BO_CREATE] = {ioctl_bo_create, sizeof(drm_npu_bo_create), "BO_CREATE"};
-  t[DRM_NPU_BO_INFO] = {ioctl_bo_info, sizeof(drm_npu_bo_info), "BO_INFO"};
-  t[DRM_NPU_BO_CLOSE] = {ioctl_bo_close, sizeof(drm_npu_bo_close), "BO_CLOSE"};
-  t[DRM_NPU_CTX_CREATE] = {ioctl_ctx_create, sizeof(drm_npu_ctx_create), "CTX_CREATE"};
-  t[DRM_NPU_CTX_DESTROY] = {ioctl_ctx_destroy, sizeof(drm_npu_ctx_destroy), "CTX_DESTROY"};
-  t[DRM_NPU_SUBMIT] = {ioctl_submit, sizeof(drm_npu_submit), "SUBMIT"};
-  t[DRM_NPU_WAIT] = {ioctl_wait, sizeof(drm_npu_wait), "WAIT"};
+#define NPU_IOCTL(NAME, name, type) t[DRM_NPU_##NAME] = {ioctl_##name, sizeof(type), #NAME};
+#include "npu_ioctls.def"
+  return t;
+}();
+
+constexpr std::array<IoctlDesc, DRM_COMMAND_BASE> kCoreIoctls = [] {
+  std::array<IoctlDesc, DRM_COMMAND_BASE> t{};
+#define NPU_CORE_IOCTL(NAME, name, type) \
+  t[_IOC_NR(DRM_IOCTL_##NAME)] = {core_##name, sizeof(type), #NAME};
+#include "npu_ioctls.def"
   return t;
 }();
 
 constexpr size_t kMaxArgSize = 128;
-static_assert(sizeof(drm_npu_wait) <= kMaxArgSize && sizeof(drm_npu_submit) <= kMaxArgSize &&
-              sizeof(drm_npu_query) <= kMaxArgSize && sizeof(drm_npu_bo_info) <= kMaxArgSize);
+constexpr bool fits(const auto& table) {
+  for (const IoctlDesc& d : table) {
+    if (d.size > kMaxArgSize) return false;
+  }
+  return true;
+}
+static_assert(fits(kIoctls) && fits(kCoreIoctls), "raise kMaxArgSize (and NPU_DAEMON_MAX_ARG)");
 
 int fail(int err) {
   errno = err;
@@ -59,7 +66,8 @@ int fail(int err) {
 }  // namespace kmd
 
 struct Kmd::Impl {
-  explicit Impl(isa::DeviceConfig cfg) : drv(std::move(cfg)) {}
+  Impl(isa::DeviceConfig cfg, Options options)
+      : drv(std::move(cfg), kmd::UserAccess{options.checked_user_access}) {}
 
   ~Impl() {
     // Close what the user left open, so that no job outlives the scheduler.
@@ -97,7 +105,10 @@ struct Kmd::Impl {
   std::unordered_map<int, std::shared_ptr<kmd::File>> files;
 };
 
-Kmd::Kmd(isa::DeviceConfig cfg) : impl_(std::make_unique<Impl>(std::move(cfg))) {}
+Kmd::Kmd(isa::DeviceConfig cfg) : Kmd(std::move(cfg), Options{}) {}
+
+Kmd::Kmd(isa::DeviceConfig cfg, Options options)
+    : impl_(std::make_unique<Impl>(std::move(cfg), options)) {}
 
 Kmd::~Kmd() = default;
 
@@ -138,34 +149,45 @@ int Kmd::ioctl(int fd, unsigned long request, void* arg) {
   const std::shared_ptr<kmd::File> file = impl_->lookup(fd);
   if (file == nullptr) return kmd::fail(EBADF);
 
+  // As drm_ioctl(): numbers below DRM_COMMAND_BASE are the DRM core's, the rest the driver's.
   const unsigned nr = _IOC_NR(request);
-  if (_IOC_TYPE(request) != DRM_IOCTL_BASE || nr < DRM_COMMAND_BASE ||
-      nr - DRM_COMMAND_BASE >= kmd::kIoctls.size()) {
+  const kmd::IoctlDesc* desc = nullptr;
+  if (_IOC_TYPE(request) == DRM_IOCTL_BASE) {
+    if (nr < DRM_COMMAND_BASE) {
+      desc = &kmd::kCoreIoctls[nr];
+    } else if (nr - DRM_COMMAND_BASE < kmd::kIoctls.size()) {
+      desc = &kmd::kIoctls[nr - DRM_COMMAND_BASE];
+    }
+  }
+  if (desc == nullptr || desc->handler == nullptr) {
     log().warn("ioctl: unknown request {:#x} (type {:#x}, nr {:#x}) on fd {}", request,
                _IOC_TYPE(request), nr, fd);
     return kmd::fail(EINVAL);
   }
-  const kmd::IoctlDesc& desc = kmd::kIoctls[nr - DRM_COMMAND_BASE];
   // Difference with the kernel: drm_ioctl() accepts a smaller or larger _IOC_SIZE and
   // zero-extends or truncates the struct (ABI growth); we want an exact match so that a
   // mismatched header is caught at once.
-  if (_IOC_DIR(request) != (_IOC_READ | _IOC_WRITE) || _IOC_SIZE(request) != desc.size) {
+  if (_IOC_DIR(request) != (_IOC_READ | _IOC_WRITE) || _IOC_SIZE(request) != desc->size) {
     log().warn("ioctl {}: request {:#x} has direction {} size {}, expected read|write size {}",
-               desc.name, request, _IOC_DIR(request), _IOC_SIZE(request), desc.size);
+               desc->name, request, _IOC_DIR(request), _IOC_SIZE(request), desc->size);
     return kmd::fail(EINVAL);
   }
-  if (arg == nullptr) {
-    log().debug("ioctl {}: null argument", desc.name);
+
+  const kmd::UserAccess& uaccess = impl_->drv.uaccess;
+  const auto user_arg = reinterpret_cast<uintptr_t>(arg);
+  alignas(8) std::byte data[kmd::kMaxArgSize];
+  if (uaccess.copy_from(data, user_arg, desc->size) != 0) {
+    log().debug("ioctl {}: argument at {} is not readable", desc->name, arg);
     return kmd::fail(EFAULT);
   }
-
-  alignas(8) std::byte data[kmd::kMaxArgSize];
-  std::memcpy(data, arg, desc.size);
-  const int ret = desc.handler(impl_->drv, *file, data);
+  const int ret = desc->handler(impl_->drv, *file, data);
   // As drm_ioctl(): the struct is copied out whatever the result (WAIT reports TIMEOUT).
-  std::memcpy(arg, data, desc.size);
+  if (uaccess.copy_to(user_arg, data, desc->size) != 0) {
+    log().debug("ioctl {}: argument at {} is not writable", desc->name, arg);
+    return kmd::fail(EFAULT);
+  }
   if (ret < 0) {
-    log().debug("ioctl {} on fd {}: {}", desc.name, fd, std::strerror(-ret));
+    log().debug("ioctl {} on fd {}: {}", desc->name, fd, std::strerror(-ret));
     return kmd::fail(-ret);
   }
   return 0;

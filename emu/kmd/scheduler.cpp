@@ -44,6 +44,8 @@ int Scheduler::submit(Context& ctx, const std::shared_ptr<Job>& job) {
     if (ctx.banned.load(std::memory_order_relaxed)) return -ECANCELED;
     if (!ctx.can_accept()) return -ENOMEM;
     job->submit_ns = monotonic_ns();
+    for (const auto& m : job->bos) m->jobs_in_flight.fetch_add(1, std::memory_order_relaxed);
+    job->counted_in_flight = true;
     ctx.install(job);
     ctx.queue.push_back(job);
     if (!ctx.in_runlist) {
@@ -171,6 +173,7 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
 
   account_locked(job.profile);
   if (job.log_hazards && job.profile.race.total > 0) log_hazards_locked(job);
+  if (bo_waiters_ > 0) bo_cv_.notify_all();
   if (job.status == DRM_NPU_JOB_OK) {
     ++counters_.jobs_completed;
   } else if (job.status == DRM_NPU_JOB_ERROR) {
@@ -236,6 +239,7 @@ void Scheduler::abort_queued_locked(Context& ctx) {
   log().debug("ctx {}: aborted {} queued jobs", ctx.id(), ctx.queue.size());
   ctx.queue.clear();
   if (ctx.waiters > 0) ctx.cv.notify_all();
+  if (bo_waiters_ > 0) bo_cv_.notify_all();
 }
 
 void Scheduler::account_locked(const JobProfile& p) {

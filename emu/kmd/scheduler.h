@@ -71,6 +71,9 @@ class Scheduler {
   int job_hazards(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
   /// QUERY COUNTERS.
   drm_npu_counters counters();
+  /// BO_WAIT: 0 once no queued or running job lists `mem`; -EBUSY (timeout_ns 0) or
+  /// -ETIMEDOUT (the absolute CLOCK_MONOTONIC deadline passed) while one does.
+  int wait_idle(const BoMemory& mem, int64_t timeout_ns);
 
  private:
   using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC on Linux
@@ -108,6 +111,9 @@ class Scheduler {
   bool reset_issued_ = false;  // the watchdog reset the device during running_
 
   drm_npu_counters counters_{};
+
+  uint32_t bo_waiters_ = 0;        // threads in wait_idle()
+  std::condition_variable bo_cv_;  // notified when jobs retire while bo_waiters_ > 0
 
   // Bumped (under mu_) when a job is queued (or stop_ is set) and when jobs retire; read
   // without the lock by the spinning runner and waiters, which then re-check under mu_.

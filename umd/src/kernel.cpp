@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "npu/ioctl_table.h"
 #include "npu/tracing_kernel.h"
 #include "npu/unix_kernel.h"
 #include "npu_accel.h"
@@ -113,28 +114,8 @@ Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device) 
 }
 
 const char* ioctl_name(unsigned long request) {
-  switch (request) {
-    case DRM_IOCTL_NPU_GET_PARAM:
-      return "GET_PARAM";
-    case DRM_IOCTL_NPU_QUERY:
-      return "QUERY";
-    case DRM_IOCTL_NPU_BO_CREATE:
-      return "BO_CREATE";
-    case DRM_IOCTL_NPU_BO_INFO:
-      return "BO_INFO";
-    case DRM_IOCTL_NPU_BO_CLOSE:
-      return "BO_CLOSE";
-    case DRM_IOCTL_NPU_CTX_CREATE:
-      return "CTX_CREATE";
-    case DRM_IOCTL_NPU_CTX_DESTROY:
-      return "CTX_DESTROY";
-    case DRM_IOCTL_NPU_SUBMIT:
-      return "SUBMIT";
-    case DRM_IOCTL_NPU_WAIT:
-      return "WAIT";
-    default:
-      return "UNKNOWN";
-  }
+  const IoctlInfo* info = find_ioctl(request);
+  return info != nullptr ? info->name : "UNKNOWN";
 }
 
 int SystemKernel::open(std::string_view path) {

@@ -13,7 +13,7 @@
 //
 // Threading: every call may come from any thread; calls on one descriptor from several threads
 // are in flight together (a WAIT does not hold up a SUBMIT on the same descriptor): replies are
-// matched to callers by sequence number.
+// matched to callers by sequence number (npu/daemon_channel.h, the transport).
 // Lifetime: a UnixKernel holds its connections; destroying it closes those left open.
 #pragma once
 
@@ -25,17 +25,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "npu/daemon_channel.h"
 #include "npu/expected.h"
 #include "npu/kernel.h"
 #include "npu_daemon.h"
 
 namespace npu {
-
-/// What STATUS reports: the daemon's clients and the BO memory alive in it.
-struct DaemonStatus {
-  npu_daemon_status summary{};
-  std::vector<npu_daemon_client> clients;
-};
 
 /// The daemon serving `socket_path` as another client sees it: STATUS asked over a connection
 /// of its own, which it leaves out of `clients` and of `summary.num_clients`.
@@ -75,12 +70,11 @@ class UnixKernel final : public KernelInterface {
   const std::string& socket_path() const { return path_; }
 
  private:
-  class Connection;
-  std::shared_ptr<Connection> find(int fd);
+  std::shared_ptr<DaemonChannel> find(int fd);
 
   std::string path_;
   std::shared_mutex mu_;
-  std::unordered_map<int, std::shared_ptr<Connection>> conns_;
+  std::unordered_map<int, std::shared_ptr<DaemonChannel>> conns_;
 };
 
 }  // namespace npu

@@ -21,7 +21,15 @@ namespace npu::emu {
 
 class Kmd {
  public:
+  struct Options {
+    /// Follow every user pointer (and the ioctl argument itself) with checked copies, so a
+    /// bad address is EFAULT instead of a crash (npu/user_memory.h): for callers that are
+    /// programs we did not write (the preload shim). Off for libnpu's own backend.
+    bool checked_user_access = false;
+  };
+
   explicit Kmd(isa::DeviceConfig cfg = {});
+  Kmd(isa::DeviceConfig cfg, Options options);
   ~Kmd();
   Kmd(const Kmd&) = delete;
   Kmd& operator=(const Kmd&) = delete;
@@ -30,7 +38,8 @@ class Kmd {
   int open();
   /// Closes a file: aborts its queued jobs, waits for its running job, frees everything.
   int close(int fd);
-  /// DRM-style ioctl: 0 on success, -1 with errno (see docs/uapi.md).
+  /// DRM-style ioctl: 0 on success, -1 with errno (see docs/uapi.md). Answers the driver's
+  /// ioctls and the core DRM ones an accel node has (uapi/npu_ioctls.def).
   int ioctl(int fd, unsigned long request, void* arg);
   /// Maps a BO of `fd` at the mmap offset BO_INFO gave; MAP_FAILED with errno on error.
   void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset);

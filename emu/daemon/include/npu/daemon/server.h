@@ -37,6 +37,7 @@ class Kmd;
 namespace npu::daemon {
 
 class Connection;
+class FileRegistry;
 
 class Server {
  public:
@@ -55,6 +56,8 @@ class Server {
 
   const std::string& socket_path() const { return path_; }
   emu::Kmd& kmd() { return *kmd_; }
+  /// The shareable driver files, for ATTACH (connection.cpp).
+  FileRegistry& files() { return *files_; }
 
   /// The STATUS reply: the clients past HELLO and the BO memory alive.
   std::vector<std::byte> status_payload();
@@ -72,6 +75,7 @@ class Server {
   wire::UniqueFd listener_;
   wire::UniqueFd wake_;  // eventfd: stop() and finished connections wake run()
   std::unique_ptr<emu::Kmd> kmd_;
+  std::unique_ptr<FileRegistry> files_;
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> next_client_{1};
   std::atomic<uint64_t> served_{0};
