@@ -15,7 +15,7 @@ EmulatorKernel::EmulatorKernel(isa::DeviceConfig config)
 
 EmulatorKernel::~EmulatorKernel() = default;
 
-Expected<std::shared_ptr<EmulatorKernel>> EmulatorKernel::create(std::string_view device) {
+Expected<isa::DeviceConfig> emu_device_config(std::string_view device) {
   std::string_view rest;
   if (device == "emu") {
     rest = {};
@@ -47,7 +47,13 @@ Expected<std::shared_ptr<EmulatorKernel>> EmulatorKernel::create(std::string_vie
   if (threads != nullptr && *threads != '\0' && std::string_view(threads) != "0") {
     cfg.engine_threads = true;
   }
-  return std::make_shared<EmulatorKernel>(std::move(cfg));
+  return cfg;
+}
+
+Expected<std::shared_ptr<EmulatorKernel>> EmulatorKernel::create(std::string_view device) {
+  auto cfg = emu_device_config(device);
+  if (!cfg) return cfg.error();
+  return std::make_shared<EmulatorKernel>(std::move(*cfg));
 }
 
 int EmulatorKernel::open(std::string_view /*path*/) {

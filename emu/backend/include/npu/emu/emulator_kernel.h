@@ -27,6 +27,11 @@ namespace npu::emu {
 
 class Kmd;
 
+/// The device config an "emu:[config path]" device string names, with the environment's
+/// overrides applied (NPU_RACECHECK=1, NPU_EMU_ENGINE_THREADS=1). EINVAL for another scheme,
+/// the config loader's error (naming the file) for a bad config.
+Expected<isa::DeviceConfig> emu_device_config(std::string_view device);
+
 class EmulatorKernel final : public KernelInterface {
  public:
   explicit EmulatorKernel(isa::DeviceConfig config = {});
