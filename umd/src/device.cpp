@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "npu/drm_kernel.h"
 #include "npu/log.h"
 #include "state.h"
 
@@ -128,10 +129,14 @@ Expected<Device> Device::open(std::string_view device) {
   const std::string dev = device.empty() ? default_device() : std::string(device);
   auto kernel = open_kernel(dev);
   if (!kernel) return kernel.error();
-  // "file:/dev/accel/accel0" names the node itself; other schemes get the whole string.
-  const std::string_view path = std::string_view(dev).starts_with("file:")
-                                    ? std::string_view(dev).substr(5)
-                                    : std::string_view(dev);
+  // A node ("drm:", "drm:/dev/accel/accelN", "file:PATH", a path) is opened by its path, so
+  // messages name it; other schemes get the whole string.
+  std::string path = dev;
+  if (dev.starts_with("drm:") || dev.starts_with("file:") || dev.starts_with('/')) {
+    auto node = DrmKernel::resolve(dev);
+    if (!node) return node.error();
+    path = std::move(*node);
+  }
   return open_with(std::move(*kernel), path);
 }
 

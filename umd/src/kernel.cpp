@@ -1,5 +1,5 @@
 // The backend registry and open_kernel(): the one place a device string becomes a kernel.
-// Also SystemKernel (the real system calls) and the ioctl name table.
+// Also the ioctl name lookup.
 #include "npu/kernel.h"
 
 #include <fcntl.h>
@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 
+#include "npu/drm_kernel.h"
 #include "npu/ioctl_table.h"
 #include "npu/tracing_kernel.h"
 #include "npu/unix_kernel.h"
@@ -28,9 +29,22 @@ struct Registry {
 
   Registry() {
     // "emu" is not built in: the emulator registers it from emu/ (npu/emu/backend.h).
-    factories["file"] = [](std::string_view) -> Expected<std::shared_ptr<KernelInterface>> {
-      return std::shared_ptr<KernelInterface>(std::make_shared<SystemKernel>());
+    // "drm:[NODE]" (and "file:NODE", a bare path): a device node (npu/drm_kernel.h). The
+    // node is checked here, so a wrong one fails with its reason, not just an errno.
+    const KernelFactory drm = [](std::string_view dev) -> Expected<std::shared_ptr<KernelInterface>> {
+      auto node = DrmKernel::resolve(dev);
+      if (!node) return node.error();
+      const int fd = ::open(node->c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) {
+        return make_error(errno, fmt::format("open: device {}: {}", *node, std::strerror(errno)));
+      }
+      auto c = DrmKernel::check_driver(fd, *node);
+      ::close(fd);
+      if (!c) return c.error();
+      return std::shared_ptr<KernelInterface>(std::make_shared<DrmKernel>());
     };
+    factories["drm"] = drm;
+    factories["file"] = drm;
     // "unix:PATH": a device served by npu-daemon (npu/unix_kernel.h).
     factories["unix"] = [](std::string_view dev) -> Expected<std::shared_ptr<KernelInterface>> {
       auto k = UnixKernel::create(dev);
@@ -99,7 +113,8 @@ Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device) 
     if (it == r.factories.end()) {
       return make_error(
           ENODEV, fmt::format("open: device '{}': no backend for scheme '{}' (built in: "
-                              "'/dev/accel/accelN', 'unix:/path/npu.sock'; with npu::emu linked: "
+                              "'drm:[/dev/accel/accelN]', 'unix:/path/npu.sock'; with npu::emu "
+                              "linked: "
                               "'emu:[config.json]')",
                               dev, scheme));
     }
@@ -116,22 +131,6 @@ Expected<std::shared_ptr<KernelInterface>> open_kernel(std::string_view device) 
 const char* ioctl_name(unsigned long request) {
   const IoctlInfo* info = find_ioctl(request);
   return info != nullptr ? info->name : "UNKNOWN";
-}
-
-int SystemKernel::open(std::string_view path) {
-  return ::open(std::string(path).c_str(), O_RDWR | O_CLOEXEC);
-}
-int SystemKernel::close(int fd) {
-  return ::close(fd);
-}
-int SystemKernel::ioctl(int fd, unsigned long request, void* arg) {
-  return ::ioctl(fd, request, arg);
-}
-void* SystemKernel::mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
-  return ::mmap(addr, length, prot, flags, fd, offset);
-}
-int SystemKernel::munmap(void* addr, size_t length) {
-  return ::munmap(addr, length);
 }
 
 }  // namespace npu

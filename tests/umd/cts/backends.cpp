@@ -4,6 +4,7 @@
 
 #include "cts.h"
 #include "npu/daemon/server_thread.h"
+#include "npu/drm_kernel.h"
 #include "npu/emu/emulator_kernel.h"
 #include "npu/testing/mock_kernel.h"
 #include "npu/tracing_kernel.h"
@@ -52,7 +53,8 @@ isa::DeviceConfig cts_config() {
 }
 
 const std::vector<Backend>& backends() {
-  static const std::vector<Backend> list = {
+  static const std::vector<Backend> list = [] {
+  std::vector<Backend> list = {
       {"emulator",
        [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
          return std::make_shared<emu::EmulatorKernel>(cfg);
@@ -79,6 +81,21 @@ const std::vector<Backend>& backends() {
        },
        {}},
   };
+  // libnpu on a device node (plain open/ioctl/mmap and libdrm): present when a node with our
+  // driver is there — under npu-shim, the emulated one, in-process or through a daemon. Every
+  // test opens a new file of that one device, which lives as long as the process.
+  if (auto node = DrmKernel::resolve("drm:")) {
+    list.push_back(
+        {"drm",
+         [](const isa::DeviceConfig&) -> std::shared_ptr<KernelInterface> {
+           return std::make_shared<DrmKernel>();
+         },
+         {{"DeviceCts.CountersStartAtZero",
+           "a device node's counters are the device's lifetime: other tests ran jobs on it"}},
+         *node});
+  }
+  return list;
+  }();
   return list;
 }
 
@@ -98,7 +115,7 @@ void CtsTest::SetUp() {
     GTEST_SKIP() << "unsupported on " << GetParam().name << ": " << it->second;
   }
   kernel_ = GetParam().make(cts_config());
-  auto dev = Device::open_with(kernel_, "emu:");
+  auto dev = Device::open_with(kernel_, GetParam().path);
   ASSERT_TRUE(dev) << dev.error().message;
   device_.emplace(std::move(*dev));
 }

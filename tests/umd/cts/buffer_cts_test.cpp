@@ -99,7 +99,7 @@ TEST_P(BufferCts, CloseReleasesTheHandle) {
 TEST_P(BufferCts, OutlivesItsDeviceHandle) {
   std::optional<Buffer> b;
   {
-    auto dev = Device::open_with(kernel_, "emu:");
+    auto dev = Device::open_with(kernel_, GetParam().path);
     ASSERT_TRUE(dev);
     auto a = Buffer::allocate(*dev, 64);
     ASSERT_TRUE(a);

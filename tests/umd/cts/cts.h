@@ -30,6 +30,8 @@ struct Backend {
   std::function<std::shared_ptr<KernelInterface>(const isa::DeviceConfig&)> make;
   /// "Suite.Test" -> why this backend cannot run it.
   std::map<std::string, std::string> unsupported;
+  /// What Device::open_with() is given as the node's path.
+  std::string path = "emu:";
 };
 
 /// gtest prints the backend by name.
@@ -37,7 +39,9 @@ inline void PrintTo(const Backend& b, std::ostream* os) {
   *os << b.name;
 }
 
-/// The registered backends (backends.cpp).
+/// The registered backends (backends.cpp). "drm" (libnpu's device-node backend) is among them
+/// only when a node with our driver exists: run the suite under npu-shim for it
+/// (`npu-shim -- umd_tests --gtest_filter='*/drm'`).
 const std::vector<Backend>& backends();
 
 /// The device config every conformance test runs with: defaults plus a short watchdog, so

@@ -95,7 +95,7 @@ TEST_P(DeviceCts, BadPriorityFailsWithEinval) {
 }
 
 TEST_P(DeviceCts, TwoDevicesOnOneKernelShareTheDevice) {
-  auto second = Device::open_with(kernel_, "emu:");
+  auto second = Device::open_with(kernel_, GetParam().path);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_NE(second->fd(), device_->fd());
   auto a = Context::create(*device_);

@@ -7,8 +7,8 @@
 // (npu/testing/mock_kernel.h) — can sit below it without libnpu knowing which.
 //
 // Backend selection happens in ONE place, open_kernel(): the device string's scheme (the text
-// before the first ':') picks a registered factory; a path starting with '/' opens a real
-// device node. "emu:" is the default device string, but libnpu does not contain the emulator:
+// before the first ':') picks a registered factory; "drm:[NODE]" (or a path starting with
+// '/') opens a real device node (npu/drm_kernel.h). "emu:" is the default device string, but libnpu does not contain the emulator:
 // its backend registers the "emu" scheme when the program links the CMake target npu::emu
 // (npu/emu/backend.h); without it, opening "emu:" fails with an error saying what to link.
 // The device string comes from an explicit argument, else the NPU_DEVICE environment
@@ -54,8 +54,9 @@ using KernelFactory =
     std::function<Expected<std::shared_ptr<KernelInterface>>(std::string_view device)>;
 
 /// Registers the factory of a device-string scheme ("emu", "daemon", ...). EEXIST when the
-/// scheme is taken. Built in: "file" (SystemKernel; also any path starting with '/') and
-/// "unix" (UnixKernel: a device served by npu-daemon, npu/unix_kernel.h). The
+/// scheme is taken. Built in: "drm" (DrmKernel, a device node, npu/drm_kernel.h; also "file"
+/// and any path starting with '/') and "unix" (UnixKernel: a device served by npu-daemon,
+/// npu/unix_kernel.h). The
 /// emulator registers "emu" itself (npu::emu::register_backend, linked with npu::emu).
 Expected<void> register_kernel_backend(std::string scheme, KernelFactory factory);
 
@@ -75,15 +76,5 @@ bool ioctl_tracing_enabled();
 
 /// "SUBMIT" for DRM_IOCTL_NPU_SUBMIT, ...; "UNKNOWN" for other requests.
 const char* ioctl_name(unsigned long request);
-
-/// The real system calls on a real device node (a DRM accel driver implementing the uapi).
-class SystemKernel final : public KernelInterface {
- public:
-  int open(std::string_view path) override;
-  int close(int fd) override;
-  int ioctl(int fd, unsigned long request, void* arg) override;
-  void* mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) override;
-  int munmap(void* addr, size_t length) override;
-};
 
 }  // namespace npu
