@@ -128,6 +128,8 @@ int main(void) {
   npu_job_t* job = NULL;
   CHECK(npu_submit(ctx, bytes, size, uses, 2, 0, &job) == NPU_OK);
   npu_job_result_t result;
+  CHECK(npu_buffer_wait_idle(dst, 5000000000LL) == NPU_OK); /* BO_WAIT: the job is done */
+  CHECK(npu_buffer_wait_idle(NULL, 0) == NPU_ERROR_INVALID_ARGUMENT);
   CHECK(npu_job_wait(job, 5000000000LL, &result) == NPU_OK);
   CHECK(result.status == DRM_NPU_JOB_OK && result.cycles > 0);
   CHECK(memcmp(in, out, N * 4) == 0);
@@ -201,6 +203,7 @@ int main(void) {
   CHECK(npu_cmdbuf_submit(ctx, cb, NPU_SUBMIT_SKIP_VALIDATION, &job) == NPU_OK);
   CHECK(npu_job_wait(job, 10000000, &result) == NPU_ERROR_TIMEOUT);
   CHECK(strstr(npu_last_error(), "WAIT failed") != NULL);
+  CHECK(npu_buffer_wait_idle(dst, 0) == NPU_OK); /* dst is not in the hung job */
   CHECK(npu_job_wait(job, 0, &result) == NPU_ERROR_BUSY || result.status != DRM_NPU_JOB_OK);
   CHECK(npu_job_wait(job, -1, &result) == NPU_OK);
   CHECK(result.status == DRM_NPU_JOB_ERROR && result.fault.kind == DRM_NPU_FAULT_WATCHDOG);

@@ -6,8 +6,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <utility>
 
+#include "npu/job.h"
 #include "state.h"
 
 namespace npu {
@@ -134,6 +136,28 @@ Expected<void> Buffer::read(uint64_t offset, std::span<std::byte> out) {
   auto m = map();
   if (!m) return m.error();
   if (!out.empty()) std::memcpy(out.data(), m->data() + offset, out.size());
+  return ok();
+}
+
+Expected<void> Buffer::wait_idle(std::chrono::nanoseconds timeout) {
+  const std::string who = fmt::format("wait idle: bo {}", handle_);
+  if (dev_ == nullptr) return make_error(EBADF, who + ": the buffer is closed");
+  if ((dev_->params.capabilities & DRM_NPU_CAP_BO_WAIT) == 0) {
+    return make_error(EOPNOTSUPP, who + ": the device has no BO_WAIT (API 1.3)");
+  }
+  drm_npu_bo_wait w{};
+  w.handle = handle_;
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  if (timeout == std::chrono::nanoseconds::max()) {
+    w.timeout_ns = max;
+  } else if (timeout.count() > 0) {
+    const int64_t now = monotonic_ns();
+    w.timeout_ns = timeout.count() > max - now ? max : now + timeout.count();
+  }
+  if (const int err = dev_->do_ioctl(DRM_IOCTL_NPU_BO_WAIT, &w); err != 0) {
+    return detail::ioctl_error(who, DRM_IOCTL_NPU_BO_WAIT, err,
+                               err == ETIMEDOUT || err == EBUSY ? "a job still uses it" : "");
+  }
   return ok();
 }
 

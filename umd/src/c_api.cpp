@@ -189,6 +189,17 @@ npu_status_t npu_buffer_map(npu_buffer_t* buffer, void** ptr) {
   });
 }
 
+npu_status_t npu_buffer_wait_idle(npu_buffer_t* buffer, int64_t timeout_ns) {
+  return guarded("npu_buffer_wait_idle", [&]() -> npu_status_t {
+    NPU_C_CHECK(buffer != nullptr, "npu_buffer_wait_idle", "buffer is null");
+    const auto timeout =
+        timeout_ns < 0 ? std::chrono::nanoseconds::max() : std::chrono::nanoseconds(timeout_ns);
+    auto r = buffer->buffer.wait_idle(timeout);
+    if (!r) return fail("npu_buffer_wait_idle", r.error());
+    return NPU_OK;
+  });
+}
+
 uint64_t npu_buffer_device_address(const npu_buffer_t* buffer) {
   return buffer != nullptr ? buffer->buffer.device_address() : 0;
 }

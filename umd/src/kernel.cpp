@@ -31,7 +31,8 @@ struct Registry {
     // "emu" is not built in: the emulator registers it from emu/ (npu/emu/backend.h).
     // "drm:[NODE]" (and "file:NODE", a bare path): a device node (npu/drm_kernel.h). The
     // node is checked here, so a wrong one fails with its reason, not just an errno.
-    const KernelFactory drm = [](std::string_view dev) -> Expected<std::shared_ptr<KernelInterface>> {
+    const KernelFactory drm =
+        [](std::string_view dev) -> Expected<std::shared_ptr<KernelInterface>> {
       auto node = DrmKernel::resolve(dev);
       if (!node) return node.error();
       const int fd = ::open(node->c_str(), O_RDWR | O_CLOEXEC);

@@ -54,47 +54,47 @@ isa::DeviceConfig cts_config() {
 
 const std::vector<Backend>& backends() {
   static const std::vector<Backend> list = [] {
-  std::vector<Backend> list = {
-      {"emulator",
-       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
-         return std::make_shared<emu::EmulatorKernel>(cfg);
-       },
-       {}},
-      // The shipped gmock mock with its default actions: everything delegates to an
-      // emulator, so libnpu must behave identically through the mock.
-      {"mock",
-       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
-         return std::make_shared<::testing::NiceMock<testing::FakeNpuKernel>>(cfg);
-       },
-       {}},
-      // The ioctl tracer must be transparent (results, errno, out-fields).
-      {"traced",
-       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
-         return std::make_shared<TracingKernel>(std::make_shared<emu::EmulatorKernel>(cfg),
-                                                [](std::string_view) {});
-       },
-       {}},
-      // A daemon over a UNIX socket (npu-daemon's server on a thread, libnpu's "unix:").
-      {"daemon",
-       [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
-         return std::make_shared<DaemonKernel>(cfg);
-       },
-       {}},
-  };
-  // libnpu on a device node (plain open/ioctl/mmap and libdrm): present when a node with our
-  // driver is there — under npu-shim, the emulated one, in-process or through a daemon. Every
-  // test opens a new file of that one device, which lives as long as the process.
-  if (auto node = DrmKernel::resolve("drm:")) {
-    list.push_back(
-        {"drm",
-         [](const isa::DeviceConfig&) -> std::shared_ptr<KernelInterface> {
-           return std::make_shared<DrmKernel>();
+    std::vector<Backend> list = {
+        {"emulator",
+         [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+           return std::make_shared<emu::EmulatorKernel>(cfg);
          },
-         {{"DeviceCts.CountersStartAtZero",
-           "a device node's counters are the device's lifetime: other tests ran jobs on it"}},
-         *node});
-  }
-  return list;
+         {}},
+        // The shipped gmock mock with its default actions: everything delegates to an
+        // emulator, so libnpu must behave identically through the mock.
+        {"mock",
+         [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+           return std::make_shared<::testing::NiceMock<testing::FakeNpuKernel>>(cfg);
+         },
+         {}},
+        // The ioctl tracer must be transparent (results, errno, out-fields).
+        {"traced",
+         [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+           return std::make_shared<TracingKernel>(std::make_shared<emu::EmulatorKernel>(cfg),
+                                                  [](std::string_view) {});
+         },
+         {}},
+        // A daemon over a UNIX socket (npu-daemon's server on a thread, libnpu's "unix:").
+        {"daemon",
+         [](const isa::DeviceConfig& cfg) -> std::shared_ptr<KernelInterface> {
+           return std::make_shared<DaemonKernel>(cfg);
+         },
+         {}},
+    };
+    // libnpu on a device node (plain open/ioctl/mmap and libdrm): present when a node with our
+    // driver is there — under npu-shim, the emulated one, in-process or through a daemon. Every
+    // test opens a new file of that one device, which lives as long as the process.
+    if (auto node = DrmKernel::resolve("drm:")) {
+      list.push_back(
+          {"drm",
+           [](const isa::DeviceConfig&) -> std::shared_ptr<KernelInterface> {
+             return std::make_shared<DrmKernel>();
+           },
+           {{"DeviceCts.CountersStartAtZero",
+             "a device node's counters are the device's lifetime: other tests ran jobs on it"}},
+           *node});
+    }
+    return list;
   }();
   return list;
 }

@@ -316,3 +316,55 @@ TEST_P(JobCts, RawCommandBufferRunsWithExplicitUses) {
 
 }  // namespace
 }  // namespace npu::cts
+
+namespace npu::cts {
+namespace {
+
+using namespace std::chrono_literals;
+
+// BO_WAIT (API 1.3) through libnpu: a buffer is busy while a job that uses it is queued or
+// running, whichever context submitted it, and idle once it retired.
+class BufferWaitCts : public JobCts {};
+NPU_CTS_INSTANTIATE(BufferWaitCts);
+
+TEST_P(BufferWaitCts, ResultIsReadableOnceTheBufferIsIdle) {
+  constexpr uint32_t n = 1024;
+  const std::vector<float> in = ramp(n);
+  Buffer src = floats(in);
+  Buffer dst = floats(std::vector<float>(n, -1.0f));
+  CommandBuffer cb(*device_);
+  record_relu(cb, src, dst, n);
+  ASSERT_TRUE(cb.finalize());
+  auto job = ctx_->submit(cb);
+  ASSERT_TRUE(job) << job.error().message;
+  auto idle = dst.wait_idle(5s);  // no Job::wait: the buffer says when it is done
+  ASSERT_TRUE(idle) << idle.error().message;
+  const std::vector<float> out = read_floats(dst, n);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], std::max(in[i], 0.0f)) << "element " << i;
+  EXPECT_TRUE(src.wait_idle(0ns));
+}
+
+TEST_P(BufferWaitCts, BusyWhileAHungJobUsesIt) {
+  Buffer b = floats(std::vector<float>(16));
+  CommandBuffer cb(*device_);
+  cb.use(b, Access::kReadWrite);
+  record_hang(cb);
+  auto job = ctx_->submit(cb);
+  ASSERT_TRUE(job) << job.error().message;
+  auto poll = b.wait_idle(0ns);
+  ASSERT_FALSE(poll);
+  EXPECT_EQ(poll.error().code, EBUSY);
+  EXPECT_THAT(poll.error().message, ::testing::HasSubstr("BO_WAIT failed"));
+  auto late = b.wait_idle(20ms);
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, ETIMEDOUT);
+  // The watchdog ends the job; the buffer is then idle.
+  auto idle = b.wait_idle(10s);
+  EXPECT_TRUE(idle) << idle.error().message;
+  auto r = job->wait(0ns);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, JobStatus::kError);
+}
+
+}  // namespace
+}  // namespace npu::cts

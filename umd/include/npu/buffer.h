@@ -6,7 +6,8 @@
 // The host mapping is made lazily by the first map(), write() or read() and kept until the
 // Buffer dies; bytes() is the mapping of size() bytes, empty while unmapped. The device sees
 // host writes and the host sees device writes without flushing (the mapping is coherent);
-// ordering against a job comes from Context::submit() and Job::wait().
+// ordering against a job comes from Context::submit() and Job::wait(), or from wait_idle()
+// (every job that uses the BO, whichever context submitted it).
 // A command buffer tells the kernel which BOs a job may touch and how
 // (CommandBuffer::dma_load marks its source READ, dma_store its destination WRITE).
 //
@@ -19,6 +20,7 @@
 // outlive the Device handle it came from.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,6 +59,11 @@ class Buffer {
   Expected<void> write(uint64_t offset, std::span<const std::byte> data);
   /// Copies size of `out` bytes from byte `offset` (maps first). ERANGE when out of range.
   Expected<void> read(uint64_t offset, std::span<std::byte> out);
+
+  /// Waits until no queued or running job uses the BO (DRM_IOCTL_NPU_BO_WAIT, API 1.3), of
+  /// any context, or until `timeout` passes (0 polls). ETIMEDOUT / EBUSY while one does;
+  /// EOPNOTSUPP on a device without DRM_NPU_CAP_BO_WAIT.
+  Expected<void> wait_idle(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max());
 
   /// Unmaps and closes now, reporting errors the destructor would only log. The Buffer is
   /// empty afterwards.

@@ -74,6 +74,9 @@ npu_status_t npu_buffer_map(npu_buffer_t* buffer, void** ptr);
 uint64_t npu_buffer_device_address(const npu_buffer_t* buffer);
 uint64_t npu_buffer_size(const npu_buffer_t* buffer);
 uint32_t npu_buffer_handle(const npu_buffer_t* buffer);
+/** Waits up to `timeout_ns` (relative; < 0 waits forever, 0 polls) until no queued or
+ * running job uses the buffer (DRM_IOCTL_NPU_BO_WAIT). NPU_ERROR_TIMEOUT while one does. */
+npu_status_t npu_buffer_wait_idle(npu_buffer_t* buffer, int64_t timeout_ns);
 void npu_buffer_free(npu_buffer_t* buffer);
 
 /* Contexts. `priority` is DRM_NPU_PRIORITY_*. */
