@@ -3,7 +3,7 @@
  * BOs and map them, run a DMA job, wait for it, and check the kernel's file semantics (dup, a
  * second open file's isolation, a forked child, bad pointers). Run under npu-shim:
  *
- *   npu-shim [--device unix:PATH] -- libdrm_client emu|daemon
+ *   npu-shim [--device unix:PATH] -- libdrm_client emu|daemon|hang
  *
  * The argument says what a forked child's inherited descriptor does: "daemon" — it is the
  * same file (the child submits on the parent's BOs); "emu" — an in-process device does not
@@ -162,10 +162,45 @@ static char* find_node(void) {
   return found;
 }
 
+/* "hang": holds a 16 MiB BO and a job only the watchdog ends, says "ready" and waits to be
+ * killed (tests/shim/killed_client.sh). */
+static int hang_until_killed(const char* node) {
+  int fd = open(node, O_RDWR | O_CLOEXEC);
+  CHECK(fd >= 0, "open %s", node);
+  struct bo big = bo_new(fd, 16u << 20);
+  memset(big.map, 1, 16u << 20);
+  struct bo cmd = bo_new(fd, 4096);
+  struct npu_cmdbuf_header* h = cmd.map;
+  union npu_cmd* c = (union npu_cmd*)((char*)cmd.map + sizeof(*h));
+  h->magic = NPU_ISA_MAGIC;
+  h->version_major = NPU_ISA_VERSION_MAJOR;
+  h->num_cmds = 2;
+  h->size = (uint32_t)(sizeof(*h) + 2 * NPU_CMD_SIZE);
+  c[0].sem.hdr.opcode = NPU_OP_SEM_WAIT; /* nobody signals it */
+  c[0].sem.hdr.engine = NPU_ENGINE_DMA_OUT;
+  c[0].sem.count = 1;
+  c[1].end.hdr.opcode = NPU_OP_END;
+  c[1].end.hdr.engine = NPU_ENGINE_CP;
+  struct drm_npu_ctx_create cc = {.priority = DRM_NPU_PRIORITY_NORMAL};
+  CHECK(drmIoctl(fd, DRM_IOCTL_NPU_CTX_CREATE, &cc) == 0, "CTX_CREATE");
+  struct drm_npu_bo_ref refs[2] = {{cmd.handle, DRM_NPU_ACCESS_READ},
+                                   {big.handle, DRM_NPU_ACCESS_READ | DRM_NPU_ACCESS_WRITE}};
+  for (int i = 0; i < 4; ++i) {
+    struct drm_npu_submit s = {.ctx_id = cc.ctx_id, .flags = DRM_NPU_SUBMIT_SKIP_VALIDATION,
+                               .cmd_handle = cmd.handle, .bo_count = 2, .cmd_size = h->size,
+                               .bos = (uintptr_t)refs};
+    CHECK(drmIoctl(fd, DRM_IOCTL_NPU_SUBMIT, &s) == 0, "SUBMIT of the hung job");
+  }
+  printf("ready\n");
+  fflush(stdout);
+  for (;;) pause();
+}
+
 int main(int argc, char** argv) {
   const int daemon = argc > 1 && strcmp(argv[1], "daemon") == 0;
   setvbuf(stdout, NULL, _IOLBF, 0);
   char* node = find_node();
+  if (argc > 1 && strcmp(argv[1], "hang") == 0) return hang_until_killed(node);
 
   int fd = open(node, O_RDWR | O_CLOEXEC);
   CHECK(fd >= 0, "open %s", node);
