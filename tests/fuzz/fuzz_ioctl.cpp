@@ -1,10 +1,12 @@
 // libFuzzer target: the mock kernel driver's ioctl layer (docs/uapi.md). The input is a
 // program of calls — BO_CREATE/INFO/CLOSE, CTX_CREATE/DESTROY, SUBMIT (validated or not, of
-// command bytes taken from the input), WAIT, QUERY, GET_PARAM, mmap/munmap, close and reopen,
-// and ioctl numbers the driver does not know — with every field taken from the input, on two
-// open files of one driver. Pointers in the arguments point at real memory (the driver, like
-// any in-process library, trusts a non-null pointer); sizes and counts are fuzzed within it.
-// What must hold: no crash, no sanitizer report, every call returns 0 or an errno.
+// command bytes taken from the input), WAIT, BO_WAIT, QUERY, GET_PARAM, VERSION, GET_CAP,
+// mmap/munmap, close and reopen, and ioctl numbers the driver does not know — with every field
+// taken from the input, on two open files of one driver; and any request with wild pointers on
+// a driver that checks user pointers (the preload shim's). Pointers in the arguments point at real
+// memory (the driver, like any in-process library, trusts a non-null pointer); sizes and counts are
+// fuzzed within it. What must hold: no crash, no sanitizer report, every call returns 0 or an
+// errno.
 #include <sys/mman.h>
 
 #include <array>
@@ -33,6 +35,27 @@ npu::emu::Kmd& driver() {
   return *kmd;
 }
 
+npu::emu::Kmd& checked_driver() {
+  static npu::emu::Kmd* kmd = [] {
+    npu::isa::DeviceConfig cfg;
+    cfg.watchdog_ms = 20;
+    return new npu::emu::Kmd(cfg, {.checked_user_access = true});  // lives until exit
+  }();
+  return *kmd;
+}
+
+// A request of uapi/npu_ioctls.def.
+bool known(unsigned long request) {
+  switch (request) {
+#define NPU_IOCTL(NAME, name, type) case DRM_IOCTL_NPU_##NAME:
+#define NPU_CORE_IOCTL(NAME, name, type) case DRM_IOCTL_##NAME:
+#include "npu_ioctls.def"
+    return true;
+    default:
+      return false;
+  }
+}
+
 struct FileState {
   int fd = -1;
   std::vector<uint32_t> handles{0};  // 0 and whatever BO_CREATE returned
@@ -53,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int step = 0; step < 64 && !in.done(); ++step) {
     FileState& f = files[in.get<uint8_t>() & 1];
     auto pick = [&](const std::vector<uint32_t>& v) { return v[in.get<uint8_t>() % v.size()]; };
-    switch (in.get<uint8_t>() % 12) {
+    switch (in.get<uint8_t>() % 15) {
       case 0: {  // BO_CREATE
         drm_npu_bo_create c{};
         c.size = in.get<uint32_t>() % (1u << 20);
@@ -176,21 +199,50 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         break;
       }
       case 10: {  // an ioctl the driver does not know (a number, direction or size it lacks)
+        // The known requests (uapi/npu_ioctls.def) take pointers and deadlines: they are
+        // fuzzed field by field in their own cases.
         const unsigned long request = in.get<uint32_t>();
-        switch (request) {  // the known requests take pointers: fuzzed above, field by field
-          case DRM_IOCTL_NPU_GET_PARAM:
-          case DRM_IOCTL_NPU_QUERY:
-          case DRM_IOCTL_NPU_BO_CREATE:
-          case DRM_IOCTL_NPU_BO_INFO:
-          case DRM_IOCTL_NPU_BO_CLOSE:
-          case DRM_IOCTL_NPU_CTX_CREATE:
-          case DRM_IOCTL_NPU_CTX_DESTROY:
-          case DRM_IOCTL_NPU_SUBMIT:
-          case DRM_IOCTL_NPU_WAIT:
-            break;
-          default:
-            (void)kmd.ioctl(f.fd, request, scratch.data());
-        }
+        if (!known(request)) (void)kmd.ioctl(f.fd, request, scratch.data());
+        break;
+      }
+      case 12: {  // BO_WAIT: a poll, or a deadline a little ahead
+        drm_npu_bo_wait w{};
+        w.handle = pick(f.handles);
+        w.flags = in.get<uint8_t>() == 0xff ? 1 : 0;
+        const uint8_t t = in.get<uint8_t>();
+        w.timeout_ns = t == 0 ? 0 : t == 1 ? -1 : now_ns() + (t % 20) * 1'000'000ll;
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_WAIT, &w);
+        break;
+      }
+      case 13: {  // VERSION with fuzzed lengths into the scratch buffer (or null), GET_CAP
+        drm_version v{};
+        auto field = [&](char*& ptr, __kernel_size_t& len) {
+          len = in.get<uint16_t>() % 512;
+          ptr = in.get<uint8_t>() == 0xff ? nullptr : reinterpret_cast<char*>(scratch.data());
+        };
+        field(v.name, v.name_len);
+        field(v.date, v.date_len);
+        field(v.desc, v.desc_len);
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_VERSION, &v);
+        drm_get_cap cap{};
+        cap.capability = in.get<uint8_t>() % 0x20;
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_GET_CAP, &cap);
+        break;
+      }
+      case 14: {  // any request with a wild argument or embedded pointer, on a driver that
+                  // checks user pointers (the preload shim's): EFAULT, never a crash
+        std::array<std::byte, 128> arg{};
+        const auto bytes = in.bytes(arg.size());
+        std::memcpy(arg.data(), bytes.data(), bytes.size());
+        const unsigned long request =
+            in.get<uint8_t>() & 1 ? DRM_IOCTL_NPU_SUBMIT : in.get<uint32_t>();
+        void* where = in.get<uint8_t>() & 1 ? reinterpret_cast<void*>(in.get<uint64_t>() | 1)
+                                            : static_cast<void*>(arg.data());
+        if (request == DRM_IOCTL_NPU_WAIT || request == DRM_IOCTL_NPU_BO_WAIT) break;
+        npu::emu::Kmd& checked = checked_driver();
+        const int fd = checked.open();
+        (void)checked.ioctl(fd, request, where);
+        checked.close(fd);
         break;
       }
       case 11: {  // close the file (its jobs aborted, BOs freed) and open a new one
