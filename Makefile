@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond realmodels-fp16 test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-vs-pytorch format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond realmodels-fp16 test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-abi bench-vs-pytorch format clean
 
 all: build
 
@@ -126,6 +126,13 @@ bench: deps
 	cmake --build build-bench -j $(JOBS) --target bench_kernels bench_submit
 	./build-bench/bench/bench_kernels
 	NPU_LOG_LEVEL=off ./build-bench/bench/bench_submit
+
+# The cost of one ioctl by path: libnpu's seams and raw ioctl(2) through npu-shim, in-process
+# and through npu-daemon (docs/driver-prototyping.md).
+bench-abi: deps
+	cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DNPU_BUILD_BENCH=ON $(CMAKE_FLAGS)
+	cmake --build build-bench -j $(JOBS) --target bench_abi npu-shim npu_shim npu-daemon
+	./bench/abi_cost.sh build-bench
 
 # Ours vs PyTorch CPU on the torchvision models, one run (docs/performance.md; not part of
 # `make test`). MODELS=resnet18,mobilenet_v2 limits it; REPEAT=N timed inferences per model.
