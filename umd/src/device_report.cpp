@@ -99,7 +99,8 @@ std::vector<std::string> capability_names(uint64_t caps) {
                           {DRM_NPU_CAP_PRIORITY, "priority"},
                           {DRM_NPU_CAP_JOB_PROFILE, "job_profile"},
                           {DRM_NPU_CAP_SKIP_VALIDATION, "skip_validation"},
-                          {DRM_NPU_CAP_RACECHECK, "racecheck"}});
+                          {DRM_NPU_CAP_RACECHECK, "racecheck"},
+                          {DRM_NPU_CAP_BO_WAIT, "bo_wait"}});
 }
 
 std::vector<std::string> feature_names(uint64_t features) {

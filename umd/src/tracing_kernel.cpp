@@ -120,6 +120,17 @@ std::string describe_ioctl(unsigned long request, const void* arg, bool after) {
       }
       return s;
     }
+    case DRM_IOCTL_NPU_BO_WAIT: {
+      const auto& a = *static_cast<const drm_npu_bo_wait*>(arg);
+      return after ? std::string() : fmt::format("handle={} timeout_ns={}", a.handle, a.timeout_ns);
+    }
+    case DRM_IOCTL_VERSION: {
+      const auto& a = *static_cast<const drm_version*>(arg);
+      return after ? fmt::format("version={}.{}.{} name_len={}", a.version_major, a.version_minor,
+                                 a.version_patchlevel, a.name_len)
+                   : fmt::format("name_len={} date_len={} desc_len={}", a.name_len, a.date_len,
+                                 a.desc_len);
+    }
     default:
       return fmt::format("request={:#x}", request);
   }
