@@ -39,8 +39,12 @@ extern "C" {
 #define DRM_NPU_CTX_DESTROY 0x06
 #define DRM_NPU_SUBMIT 0x07
 #define DRM_NPU_WAIT 0x08
-#define DRM_NPU_BO_WAIT 0x09 /* API 1.3 */
-#define DRM_NPU_NUM_IOCTLS 0x0a
+#define DRM_NPU_BO_WAIT 0x09       /* API 1.3 */
+#define DRM_NPU_BO_EXPORT 0x0a     /* API 1.3 */
+#define DRM_NPU_BO_IMPORT 0x0b     /* API 1.3 */
+#define DRM_NPU_CTX_EVENTS 0x0c    /* API 1.3 */
+#define DRM_NPU_FENCE_WAIT 0x0d    /* API 1.3 */
+#define DRM_NPU_NUM_IOCTLS 0x0e
 
 #define DRM_IOCTL_NPU_GET_PARAM \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_GET_PARAM, struct drm_npu_get_param)
@@ -58,6 +62,14 @@ extern "C" {
 #define DRM_IOCTL_NPU_WAIT DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_WAIT, struct drm_npu_wait)
 #define DRM_IOCTL_NPU_BO_WAIT \
   DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_WAIT, struct drm_npu_bo_wait)
+#define DRM_IOCTL_NPU_BO_EXPORT \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_EXPORT, struct drm_npu_bo_export)
+#define DRM_IOCTL_NPU_BO_IMPORT \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_BO_IMPORT, struct drm_npu_bo_import)
+#define DRM_IOCTL_NPU_CTX_EVENTS \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_CTX_EVENTS, struct drm_npu_ctx_events)
+#define DRM_IOCTL_NPU_FENCE_WAIT \
+  DRM_IOWR(DRM_COMMAND_BASE + DRM_NPU_FENCE_WAIT, struct drm_npu_fence_wait)
 
 /* ---------------------------------------------------------------------------------------- */
 /* GET_PARAM                                                                                  */
@@ -95,6 +107,9 @@ extern "C" {
 #define DRM_NPU_CAP_SKIP_VALIDATION (1ull << 4) /* SUBMIT flag SKIP_VALIDATION (emulator) */
 #define DRM_NPU_CAP_RACECHECK (1ull << 5)       /* SUBMIT flag RACECHECK, QUERY JOB_HAZARDS */
 #define DRM_NPU_CAP_BO_WAIT (1ull << 6)         /* (API 1.3) DRM_IOCTL_NPU_BO_WAIT */
+#define DRM_NPU_CAP_FENCES (1ull << 7)          /* (API 1.3) SUBMIT fences, FENCE_WAIT */
+#define DRM_NPU_CAP_BO_SHARING (1ull << 8)      /* (API 1.3) BO_EXPORT, BO_IMPORT */
+#define DRM_NPU_CAP_CTX_EVENTS (1ull << 9)      /* (API 1.3) CTX_EVENTS */
 
 /**
  * struct drm_npu_get_param - read one device parameter.
@@ -124,6 +139,10 @@ struct drm_npu_get_param {
  * validator's words (command index and field), NUL-terminated; "" when it succeeded or gave
  * no reason. What a real driver would put in dmesg, returned to the process that caused it. */
 #define DRM_NPU_QUERY_LAST_ERROR 6
+/* (API 1.3) struct drm_npu_job_races, @arg0 = ctx, @arg1 = seqno: what the synchronization
+ * checker found between this job and jobs of other contexts that touch the same memory with
+ * nothing ordering them (no fence chain, the other job still pending at SUBMIT). */
+#define DRM_NPU_QUERY_JOB_RACES 7
 
 /**
  * struct drm_npu_query - size-negotiated query.
@@ -191,6 +210,9 @@ struct drm_npu_engine_info {
 #define DRM_NPU_FAULT_SRAM_RANGE 3 /* SRAM access outside the SRAM */
 #define DRM_NPU_FAULT_SEMAPHORE 4  /* semaphore overflow or bad semaphore id */
 #define DRM_NPU_FAULT_WATCHDOG 5   /* job exceeded the watchdog; device was reset */
+/* (API 1.3) the job never ran: one of its in-fences signalled a job that did not end OK;
+ * @address is the index of that fence in SUBMIT's in_fences. Status ABORTED, no ban. */
+#define DRM_NPU_FAULT_DEPENDENCY 6
 
 /**
  * struct drm_npu_fault - the first fault a job met (in virtual time).
@@ -453,7 +475,13 @@ struct drm_npu_bo_ref {
 /* DRM_NPU_CAP_RACECHECK: run the job under the synchronization checker (docs/racecheck.md);
  * QUERY JOB_HAZARDS reports what it found. Results and cycle counts do not change. */
 #define DRM_NPU_SUBMIT_RACECHECK (1u << 1)
-#define DRM_NPU_SUBMIT_FLAGS_VALID (DRM_NPU_SUBMIT_SKIP_VALIDATION | DRM_NPU_SUBMIT_RACECHECK)
+/* (API 1.3, DRM_NPU_CAP_FENCES) return the job's out-fence in @fence_fd. */
+#define DRM_NPU_SUBMIT_FENCE_OUT (1u << 2)
+#define DRM_NPU_SUBMIT_FLAGS_VALID \
+  (DRM_NPU_SUBMIT_SKIP_VALIDATION | DRM_NPU_SUBMIT_RACECHECK | DRM_NPU_SUBMIT_FENCE_OUT)
+
+/* Most in-fences one SUBMIT may name. */
+#define DRM_NPU_MAX_IN_FENCES 32
 
 /* Most BOs one SUBMIT may reference. */
 #define DRM_NPU_MAX_BO_REFS 4096
@@ -468,6 +496,16 @@ struct drm_npu_bo_ref {
  * @cmd_size: in, bytes of the command buffer.
  * @bos: in, user pointer to @bo_count struct drm_npu_bo_ref.
  * @seqno: out, the job's sequence number in its context (starts at 1, increases by 1).
+ * @in_fences: in (API 1.3), user pointer to @in_fence_count __s32 fence descriptors (from
+ *             SUBMIT's FENCE_OUT, in this process): the job starts only after every one has
+ *             signalled. If a fence's job did not end OK, this job never runs: it retires
+ *             ABORTED with fault DRM_NPU_FAULT_DEPENDENCY (its context is not banned).
+ * @in_fence_count: in (API 1.3), 0 .. DRM_NPU_MAX_IN_FENCES.
+ * @fence_fd: out (API 1.3), with DRM_NPU_SUBMIT_FENCE_OUT: a new close-on-exec descriptor, the
+ *            job's fence: readable (poll POLLIN) once the job retired, whatever its status;
+ *            from then on it holds one byte, the job's DRM_NPU_JOB_* status (read it with
+ *            recv(MSG_PEEK), or FENCE_WAIT). It may be dup()ed, passed over a UNIX socket and
+ *            outlive this file. -1 without the flag.
  *
  * The command buffer is copied and validated before this returns (see docs/isa.md); later
  * writes to its BO do not affect the job.
@@ -477,7 +515,13 @@ struct drm_npu_bo_ref {
  * duplicate or invalid access bits; ENOENT unknown context or handle;
  * EFAULT @bos unreadable, or a command addresses device memory outside the referenced BOs
  * or with an access the BO was not referenced for; EOVERFLOW the command stream reaches
- * outside its BO; ECANCELED the context is banned; ENOMEM queue full.
+ * outside its BO; ECANCELED the context is banned; ENOMEM queue full; (1.3) EINVAL
+ * @in_fence_count above the maximum or a descriptor that is no fence of this device, EBADF a
+ * descriptor that is not open, EFAULT @in_fences unreadable, EMFILE no descriptor left for
+ * @fence_fd.
+ *
+ * Grown in API 1.3 (from 48 bytes): a 1.2 caller's smaller SUBMIT is zero-extended (no
+ * fences), as the kernel's drm_ioctl() does, and gets its 48 bytes back.
  */
 struct drm_npu_submit {
   __u32 ctx_id;
@@ -488,7 +532,12 @@ struct drm_npu_submit {
   __u64 cmd_size;
   __u64 bos;
   __u64 seqno;
+  __u64 in_fences;      /* API 1.3 */
+  __u32 in_fence_count; /* API 1.3 */
+  __s32 fence_fd;       /* API 1.3 */
 };
+/* The size of struct drm_npu_submit before API 1.3. */
+#define DRM_NPU_SUBMIT_SIZE_V1 48
 
 /* Job status (struct drm_npu_wait.status). */
 #define DRM_NPU_JOB_OK 0
@@ -543,6 +592,156 @@ struct drm_npu_bo_wait {
   __u32 handle;
   __u32 flags;
   __s64 timeout_ns;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* API 1.3: fences, buffer sharing, context events                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* FENCE_WAIT flags. */
+#define DRM_NPU_FENCE_WAIT_ALL (1u << 0) /* wait for every fence (default: any one) */
+
+/**
+ * struct drm_npu_fence_wait - wait for any or all of a set of fences (API 1.3,
+ * DRM_NPU_CAP_FENCES), with one absolute deadline. Plain poll() on the fence descriptors
+ * works too (they are readable once signalled); this call also reports which signalled and
+ * how their jobs ended.
+ * @fences: in, user pointer to @count __s32 fence descriptors.
+ * @count: in, 1 .. DRM_NPU_MAX_IN_FENCES.
+ * @flags: in, DRM_NPU_FENCE_WAIT_*.
+ * @timeout_ns: in, absolute CLOCK_MONOTONIC deadline; 0 polls; INT64_MAX waits for ever.
+ * @first: out, the lowest index in @fences of a signalled fence.
+ * @status: out, the DRM_NPU_JOB_* status of @first's job (each fence's own status byte
+ *          tells the others').
+ * @signalled: out, how many of the fences have signalled.
+ * @pad: must be 0.
+ *
+ * Errors: EINVAL bad @count, @flags or @pad, negative @timeout_ns, a descriptor that is no
+ * fence of this device; EBADF a descriptor that is not open; EFAULT @fences unreadable; EBUSY
+ * poll and not done; ETIMEDOUT deadline passed.
+ */
+struct drm_npu_fence_wait {
+  __u64 fences;
+  __u32 count;
+  __u32 flags;
+  __s64 timeout_ns;
+  __u32 first;
+  __u32 status;
+  __u32 signalled;
+  __u32 pad;
+};
+
+/* BO_EXPORT flags. */
+#define DRM_NPU_EXPORT_CLOEXEC (1u << 0) /* the new descriptor is close-on-exec */
+
+/**
+ * struct drm_npu_bo_export - a descriptor for a BO's pages (API 1.3, DRM_NPU_CAP_BO_SHARING),
+ * to import into another file, in this process or another (pass it over a UNIX socket), as
+ * DRM PRIME does. The descriptor can also be mmap()ed (MAP_SHARED) directly. The pages live
+ * while any handle, mapping, queued job or exported descriptor holds them.
+ * @handle: in, a BO of this file.
+ * @flags: in, DRM_NPU_EXPORT_CLOEXEC.
+ * @fd: out, the new descriptor.
+ * @pad: must be 0.
+ *
+ * Errors: EINVAL unknown @flags or non-zero @pad; ENOENT unknown handle; EMFILE no descriptor.
+ */
+struct drm_npu_bo_export {
+  __u32 handle;
+  __u32 flags;
+  __s32 fd;
+  __u32 pad;
+};
+
+/**
+ * struct drm_npu_bo_import - make an exported BO a BO of this file (API 1.3,
+ * DRM_NPU_CAP_BO_SHARING). Importing a BO this file already has (its own export, or a second
+ * import) gives the existing handle, as PRIME does.
+ * @fd: in, a descriptor from BO_EXPORT of this device (any file, any process).
+ * @flags: in, DRM_NPU_BO_DEVICE_READ_ONLY and/or DRM_NPU_BO_FIXED_VA, as BO_CREATE; out,
+ *         DRM_NPU_BO_IMPORT_EXISTED added when the file had the BO already (the handle is its
+ *         existing one, the in-flags were not applied).
+ * @handle: out, the BO's handle in this file.
+ * @pad: must be 0.
+ * @size: out, bytes of the BO.
+ * @device_addr: out, its device VA in this file's address space; in with FIXED_VA (and must
+ *               be 0 without it).
+ *
+ * Errors: EBADF @fd is not open; EINVAL @fd is no BO of this device, unknown flags, non-zero
+ * @pad, the FIXED_VA rules of BO_CREATE; EEXIST FIXED_VA range taken; ENOMEM address space
+ * full.
+ */
+#define DRM_NPU_BO_IMPORT_EXISTED (1u << 31) /* out: the file's existing handle */
+
+struct drm_npu_bo_import {
+  __s32 fd;
+  __u32 flags;
+  __u32 handle;
+  __u32 pad;
+  __u64 size;
+  __u64 device_addr;
+};
+
+/* Context events, counted by the CTX_EVENTS descriptor. */
+#define DRM_NPU_CTX_EVENT_FAULT (1u << 0)  /* a job of the context faulted (and banned it) */
+#define DRM_NPU_CTX_EVENT_RESET (1u << 1)  /* the device was reset (the watchdog) */
+
+/**
+ * struct drm_npu_ctx_events - a descriptor that becomes readable when something happens to a
+ * context (API 1.3, DRM_NPU_CAP_CTX_EVENTS): one of its jobs faults (the context is then
+ * banned), or the device is reset, by any context's job. It is an eventfd: read() returns the
+ * number of events since the last read (and resets it); QUERY CONTEXT_STATE tells what
+ * happened. An event loop learns of a fault without a WAIT.
+ * @ctx_id: in, a context of this file.
+ * @flags: in, must be 0.
+ * @fd: out, the new close-on-exec descriptor (each call makes a new one).
+ * @pad: must be 0.
+ *
+ * Errors: EINVAL non-zero @flags/@pad; ENOENT unknown context; EMFILE no descriptor.
+ */
+struct drm_npu_ctx_events {
+  __u32 ctx_id;
+  __u32 flags;
+  __s32 fd;
+  __u32 pad;
+};
+
+/* drm_npu_job_race.flags */
+#define DRM_NPU_RACE_OTHER_FILE (1u << 0) /* the other job is another file's (ctx, seqno 0) */
+
+/**
+ * struct drm_npu_job_race - two jobs that touch the same bytes of one BO's memory, at least
+ * one writing, with nothing ordering them: different contexts, no chain of fences from one
+ * to the other, and the earlier one still pending when the later one was submitted (a job
+ * that had retired by then is ordered by the host's own wait). Found by the synchronization
+ * checker for jobs submitted with RACECHECK (QUERY JOB_RACES of the later job).
+ * @kind: DRM_NPU_HAZARD_RAW/WAR/WAW, named from the earlier job (RAW: it writes what the
+ *        later one reads).
+ * @flags: DRM_NPU_RACE_*.
+ * @other_ctx: the earlier job's context (in this file; 0 with OTHER_FILE).
+ * @bo_handle: this file's handle of the memory (0 if it has none any more).
+ * @other_seqno: the earlier job's seqno (0 with OTHER_FILE).
+ * @begin, @end: the bytes both touch, as offsets in the BO.
+ * @first: the earlier job's command; @second: this job's command.
+ */
+struct drm_npu_job_race {
+  __u32 kind;
+  __u32 flags;
+  __u32 other_ctx;
+  __u32 bo_handle;
+  __u64 other_seqno;
+  __u64 begin;
+  __u64 end;
+  struct drm_npu_hazard_cmd first;
+  struct drm_npu_hazard_cmd second;
+};
+
+/** struct drm_npu_job_races - QUERY JOB_RACES: header, then @num_races entries. */
+struct drm_npu_job_races {
+  __u64 seqno;
+  __u32 flags; /* DRM_NPU_HAZARDS_CHECKED when the job ran under the checker */
+  __u32 num_races;
+  __u64 total;
 };
 
 #if defined(__cplusplus)

@@ -99,7 +99,7 @@ void Connection::serve() {
 }
 
 bool Connection::handle(wire::Message& m) {
-  if (!m.fds.empty() && m.header.type != NPU_DAEMON_HELLO) {
+  if (!m.fds.empty() && m.header.type != NPU_DAEMON_HELLO && m.header.type != NPU_DAEMON_IOCTL) {
     return protocol_error(m.header.seq, EPROTO, "descriptors sent to the daemon");
   }
   const bool hello_done = file() != nullptr;
@@ -194,7 +194,7 @@ bool Connection::handle_hello(const wire::Message& m) {
   return send(NPU_DAEMON_HELLO | NPU_DAEMON_REPLY, m.header.seq, parts);
 }
 
-bool Connection::handle_ioctl(const wire::Message& m) {
+bool Connection::handle_ioctl(wire::Message& m) {
   const uint32_t seq = m.header.seq;
   const std::span<const std::byte> p(m.payload);
   if (p.size() < sizeof(npu_daemon_ioctl)) {
@@ -220,10 +220,11 @@ bool Connection::handle_ioctl(const wire::Message& m) {
   // A request the table does not know has none: the driver answers it (EINVAL) as it is.
   call.info = find_ioctl(request);
   if (call.info != nullptr && call.info->size == req.arg_size) {
-    if (auto u = wire::unpack_request(*call.info, call.arg, extra, call.marshal); !u) {
+    if (auto u = wire::unpack_request(*call.info, call.arg, extra, std::move(m.fds), call.marshal);
+        !u) {
       return protocol_error(seq, u.error().code, u.error().message);
     }
-  } else if (!extra.empty()) {
+  } else if (!extra.empty() || !m.fds.empty()) {
     return protocol_error(seq, EPROTO, fmt::format("IOCTL {:#x}: unexpected extra bytes", request));
   } else {
     call.info = nullptr;
@@ -258,19 +259,26 @@ std::pair<int, int> Connection::call_driver(PendingCall& call) {
 
 void Connection::finish(PendingCall& call, int ret, int err) {
   std::vector<std::byte> out;
-  if (call.info != nullptr) out = wire::pack_reply(*call.info, call.arg, call.marshal, ret == 0);
-  reply_ioctl(call.seq, ret, err, call.arg, out);
+  std::vector<wire::UniqueFd> fds;  // made by the driver for the client: sent, then closed
+  if (call.info != nullptr) {
+    out = wire::pack_reply(*call.info, call.arg, call.marshal, ret == 0, fds);
+  }
+  call.marshal.received.clear();  // the client's descriptors are done with
+  reply_ioctl(call.seq, ret, err, call.arg, out, fds);
 }
 
 void Connection::reply_ioctl(uint32_t seq, int ret, int err, std::span<const std::byte> arg,
-                             std::span<const std::byte> extra) {
+                             std::span<const std::byte> extra,
+                             std::span<const wire::UniqueFd> fds) {
   npu_daemon_ioctl_reply r{};
   r.ret = ret < 0 ? -1 : 0;
   r.err = ret < 0 ? static_cast<uint32_t>(err) : 0;
   r.arg_size = static_cast<uint32_t>(arg.size());
   r.extra_size = static_cast<uint32_t>(extra.size());
   const std::array parts{wire::bytes_of(r), arg, extra};
-  send(NPU_DAEMON_IOCTL | NPU_DAEMON_REPLY, seq, parts);
+  std::vector<int> raw;
+  for (const wire::UniqueFd& fd : fds) raw.push_back(fd.get());
+  send(NPU_DAEMON_IOCTL | NPU_DAEMON_REPLY, seq, parts, raw);
 }
 
 bool Connection::handle_map(const wire::Message& m) {

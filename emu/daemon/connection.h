@@ -69,10 +69,10 @@ class Connection {
   /// Handles one message; false ends the connection (after an ERROR when `reason` is set).
   bool handle(wire::Message& m);
   bool handle_hello(const wire::Message& m);
-  bool handle_ioctl(const wire::Message& m);
+  bool handle_ioctl(wire::Message& m);
   bool handle_map(const wire::Message& m);
   void reply_ioctl(uint32_t seq, int ret, int err, std::span<const std::byte> arg,
-                   std::span<const std::byte> extra);
+                   std::span<const std::byte> extra, std::span<const wire::UniqueFd> fds = {});
   bool send(uint16_t type, uint32_t seq, std::span<const std::span<const std::byte>> parts,
             std::span<const int> fds = {});
   bool protocol_error(uint32_t seq, int err, const std::string& message);

@@ -15,7 +15,11 @@ namespace npu::emu::kmd {
 
 namespace {
 std::atomic<uint64_t> g_live_bytes{0};
+std::atomic<uint64_t> g_next_id{1};
 }  // namespace
+
+BoMemory::BoMemory(int fd, std::byte* host, uint64_t size)
+    : id_(g_next_id.fetch_add(1, std::memory_order_relaxed)), fd_(fd), host_(host), size_(size) {}
 
 uint64_t BoMemory::live_bytes() {
   return g_live_bytes.load(std::memory_order_relaxed);

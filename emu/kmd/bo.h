@@ -6,7 +6,8 @@
 // job. User mappings made with Kmd::mmap() are separate mappings of the same memfd and keep
 // the pages alive on their own (that is how MAP_SHARED works).
 //
-// Bo is the per-file view: handle, flags, device VA and fake mmap offset.
+// Bo is the per-file view: handle, flags, device VA and fake mmap offset. Several files may
+// have a Bo of one BoMemory (BO_EXPORT / BO_IMPORT, API 1.3): each its own handle and VA.
 #pragma once
 
 #include <atomic>
@@ -36,6 +37,11 @@ class BoMemory {
   BoMemory& operator=(const BoMemory&) = delete;
 
   std::byte* host() const { return host_; }
+  /// Unique among every BoMemory of the process (the cross-job race checker names memory by
+  /// it: a BO imported into another file is the same memory at another device address).
+  uint64_t id() const { return id_; }
+  /// PeerTable (an exported BO): the descriptor's end may go once user space closed it.
+  bool may_release() const { return true; }
   uint64_t size() const { return size_; }
   /// The memfd, for mapping the pages again (Kmd::mmap, a daemon). Sealed against shrinking
   /// and growing: whoever maps it cannot change the size under the device.
@@ -49,7 +55,8 @@ class BoMemory {
   std::atomic<uint32_t> jobs_in_flight{0};
 
  private:
-  BoMemory(int fd, std::byte* host, uint64_t size) : fd_(fd), host_(host), size_(size) {}
+  BoMemory(int fd, std::byte* host, uint64_t size);
+  const uint64_t id_;
   int fd_;
   std::byte* host_;
   uint64_t size_;

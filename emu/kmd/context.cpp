@@ -1,6 +1,19 @@
 #include "context.h"
 
+#include <unistd.h>
+
 namespace npu::emu::kmd {
+
+Context::~Context() {
+  for (int fd : event_fds) ::close(fd);
+}
+
+void Context::post_event() {
+  const uint64_t one = 1;
+  for (int fd : event_fds) {
+    [[maybe_unused]] const ssize_t w = ::write(fd, &one, sizeof(one));
+  }
+}
 
 std::shared_ptr<Job> Context::find(uint64_t seqno) const {
   if (seqno == 0 || seqno > last_submitted) return nullptr;

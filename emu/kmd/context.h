@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <vector>
 
 #include "job.h"
 #include "npu_accel.h"
@@ -29,12 +30,17 @@ class Context {
   static constexpr uint64_t kRetained = 1024;
   static constexpr uint64_t kTimelineRetained = 64;
 
-  Context(uint32_t id, uint32_t priority) : id_(id), priority_(priority) {}
+  Context(uint32_t id, uint32_t priority, const void* owner = nullptr)
+      : id_(id), priority_(priority), owner_(owner) {}
+  ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
 
   uint32_t id() const { return id_; }
   uint32_t priority() const { return priority_; }
+  /// The file the context belongs to (identity only: the race checker tells a job of this
+  /// file from another file's).
+  const void* owner() const { return owner_; }
 
   // --- everything below: scheduler lock held ---
 
@@ -59,10 +65,15 @@ class Context {
   std::deque<std::shared_ptr<Job>> queue;  // FIFO of queued jobs
   uint32_t waiters = 0;                    // threads blocked on cv
   std::condition_variable cv;              // notified when one of its jobs retires
+  // CTX_EVENTS (API 1.3): eventfds (the driver's copies) counting faults and device resets.
+  std::vector<int> event_fds;
+  /// Adds one event to every event descriptor of the context (under the scheduler lock).
+  void post_event();
 
  private:
   const uint32_t id_;
   const uint32_t priority_;
+  const void* const owner_;
   std::array<std::shared_ptr<Job>, kRetained> ring_;
 };
 

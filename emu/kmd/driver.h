@@ -11,7 +11,9 @@
 #include "npu/emu/device.h"
 #include "npu/isa/device_config.h"
 #include "npu_accel.h"
+#include "peer_table.h"
 #include "scheduler.h"
+#include "sync_fence.h"
 #include "uaccess.h"
 
 namespace npu::emu::kmd {
@@ -25,6 +27,10 @@ struct Driver {
 
   isa::DeviceConfig cfg;
   UserAccess uaccess;  // how handlers follow the ABI's user pointers
+  // Descriptors handed to user space (API 1.3): job fences, exported BOs. Declared before the
+  // scheduler, so they outlive its jobs.
+  PeerTable<SyncFence> fences;
+  PeerTable<BoMemory> exports;
   std::unique_ptr<Device> device;
   std::unique_ptr<Scheduler> scheduler;  // declared after device: stopped before it
 };

@@ -1,5 +1,6 @@
 // The fence side of the Scheduler: WAIT on a job's sequence number and the queries that read
 // retired jobs (context state, job profile, device counters).
+#include <algorithm>
 #include <cstring>
 
 #include "npu/emu/spin_wait.h"
@@ -66,6 +67,32 @@ int Scheduler::wait_idle(const BoMemory& mem, int64_t timeout_ns) {
   const bool done = bo_cv_.wait_until(lk, deadline, idle);
   --bo_waiters_;
   return done ? 0 : -ETIMEDOUT;
+}
+
+int Scheduler::job_races(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out) {
+  std::lock_guard lk(mu_);
+  const std::shared_ptr<Job> job = ctx.find(seqno);
+  if (job == nullptr) return -ENOENT;
+  drm_npu_job_races h{};
+  h.seqno = seqno;
+  h.flags = job->racecheck ? DRM_NPU_HAZARDS_CHECKED : 0u;
+  h.num_races = static_cast<uint32_t>(job->races.size());
+  h.total = job->races_total;
+  const size_t entries = job->races.size() * sizeof(drm_npu_job_race);
+  out.resize(sizeof(h) + entries);
+  std::memcpy(out.data(), &h, sizeof(h));
+  if (entries > 0) std::memcpy(out.data() + sizeof(h), job->races.data(), entries);
+  return 0;
+}
+
+int Scheduler::add_event_fd(Context& ctx, int fd) {
+  std::lock_guard lk(mu_);
+  if (ctx.destroyed) return -ENOENT;
+  ctx.event_fds.push_back(fd);
+  if (std::find(evented_.begin(), evented_.end(), &ctx) == evented_.end()) {
+    evented_.push_back(&ctx);
+  }
+  return 0;
 }
 
 drm_npu_context_state Scheduler::context_state(const Context& ctx) {

@@ -9,47 +9,72 @@
 
 namespace npu::emu::kmd {
 
-Expected<std::shared_ptr<Bo>> File::create_bo_locked(uint64_t size, uint32_t flags,
-                                                     uint64_t fixed_va) {
-  const uint64_t rounded = round_up(size, kPageSize);
-  std::optional<uint64_t> va;
+Expected<uint64_t> File::place_locked(uint64_t size, uint32_t flags, uint64_t fixed_va,
+                                      const char* who) {
   if (flags & DRM_NPU_BO_FIXED_VA) {
     if (fixed_va % VaAllocator::kAlign != 0 || fixed_va < VaAllocator::kBase ||
-        fixed_va >= VaAllocator::kEnd || rounded > VaAllocator::kEnd - fixed_va) {
+        fixed_va >= VaAllocator::kEnd || size > VaAllocator::kEnd - fixed_va) {
       return make_error(EINVAL,
-                        fmt::format("bo_create: fixed va {:#x} (+{:#x}) misaligned or "
+                        fmt::format("{}: fixed va {:#x} (+{:#x}) misaligned or "
                                     "outside [{:#x}, {:#x})",
-                                    fixed_va, rounded, VaAllocator::kBase, VaAllocator::kEnd));
+                                    who, fixed_va, size, VaAllocator::kBase, VaAllocator::kEnd));
     }
-    if (!va_.reserve(fixed_va, rounded)) {
-      return make_error(EEXIST, fmt::format("bo_create: fixed va range [{:#x}, {:#x}) overlaps a "
+    if (!va_.reserve(fixed_va, size)) {
+      return make_error(EEXIST, fmt::format("{}: fixed va range [{:#x}, {:#x}) overlaps a "
                                             "bo or its guard gap",
-                                            fixed_va, fixed_va + rounded));
+                                            who, fixed_va, fixed_va + size));
     }
-    va = fixed_va;
-  } else {
-    va = va_.alloc(rounded);
-    if (!va) return make_error(ENOMEM, "bo_create: device address space of the file is full");
+    return fixed_va;
   }
-  auto mem = BoMemory::create(rounded);
-  if (!mem) {
-    va_.free(*va);
-    return mem.error();
-  }
+  const auto va = va_.alloc(size);
+  if (!va)
+    return make_error(ENOMEM, fmt::format("{}: device address space of the file is full", who));
+  return *va;
+}
+
+std::shared_ptr<Bo> File::add_bo_locked(std::shared_ptr<BoMemory> mem, uint32_t flags,
+                                        uint64_t va) {
   // Handles count up and are not reused while the file lives; 0 is never handed out.
   uint32_t handle = next_handle_++;
   while (handle == 0 || bos_.count(handle) != 0) handle = next_handle_++;
   auto bo = std::make_shared<Bo>();
   bo->handle = handle;
   bo->flags = flags;
-  bo->size = rounded;
-  bo->va = *va;
+  bo->size = mem->size();
+  bo->va = va;
   bo->mmap_offset = next_mmap_offset_;
-  bo->mem = std::move(*mem);
-  next_mmap_offset_ += rounded;
+  bo->mem = std::move(mem);
+  next_mmap_offset_ += bo->size;
   bos_.emplace(handle, bo);
   mmap_offsets_.emplace(bo->mmap_offset, handle);
   return bo;
+}
+
+Expected<std::shared_ptr<Bo>> File::create_bo_locked(uint64_t size, uint32_t flags,
+                                                     uint64_t fixed_va) {
+  const uint64_t rounded = round_up(size, kPageSize);
+  auto va = place_locked(rounded, flags, fixed_va, "bo_create");
+  if (!va) return va.error();
+  auto mem = BoMemory::create(rounded);
+  if (!mem) {
+    va_.free(*va);
+    return mem.error();
+  }
+  return add_bo_locked(std::move(*mem), flags, *va);
+}
+
+Expected<std::shared_ptr<Bo>> File::import_bo_locked(std::shared_ptr<BoMemory> mem, uint32_t flags,
+                                                     uint64_t fixed_va, bool& existed) {
+  existed = false;
+  for (const auto& [handle, bo] : bos_) {
+    if (bo->mem == mem) {  // as PRIME: the file's existing handle
+      existed = true;
+      return bo;
+    }
+  }
+  auto va = place_locked(mem->size(), flags, fixed_va, "bo_import");
+  if (!va) return va.error();
+  return add_bo_locked(std::move(mem), flags, *va);
 }
 
 std::shared_ptr<Bo> File::find_bo_locked(uint32_t handle) const {
@@ -77,7 +102,7 @@ std::shared_ptr<Context> File::create_context_locked(uint32_t priority) {
   if (contexts_.size() >= kMaxContexts) return nullptr;
   uint32_t id = next_ctx_++;
   while (id == 0 || contexts_.count(id) != 0) id = next_ctx_++;
-  auto ctx = std::make_shared<Context>(id, priority);
+  auto ctx = std::make_shared<Context>(id, priority, this);
   contexts_.emplace(id, ctx);
   return ctx;
 }

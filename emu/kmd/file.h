@@ -40,6 +40,11 @@ class File {
   /// flags has DRM_NPU_BO_FIXED_VA; EINVAL misaligned or outside the range, EEXIST taken),
   /// handle and mmap offset. ENOMEM when memory or address space runs out.
   Expected<std::shared_ptr<Bo>> create_bo_locked(uint64_t size, uint32_t flags, uint64_t fixed_va);
+  /// BO_IMPORT: a Bo of this file for `mem` (another file's, or this one's): the existing one
+  /// when the file has one already, else a new handle and VA (FIXED_VA rules as
+  /// create_bo_locked).
+  Expected<std::shared_ptr<Bo>> import_bo_locked(std::shared_ptr<BoMemory> mem, uint32_t flags,
+                                                 uint64_t fixed_va, bool& existed);
   std::shared_ptr<Bo> find_bo_locked(uint32_t handle) const;
   std::shared_ptr<Bo> find_bo_by_offset_locked(uint64_t offset) const;
   /// Drops a handle and its VA; false when unknown.
@@ -67,6 +72,12 @@ class File {
   std::string last_error;
 
  private:
+  /// A device VA for `size` bytes: at `fixed_va` with DRM_NPU_BO_FIXED_VA, else allocated.
+  Expected<uint64_t> place_locked(uint64_t size, uint32_t flags, uint64_t fixed_va,
+                                  const char* who);
+  /// Registers a new Bo of `mem` at `va` under a fresh handle and mmap offset.
+  std::shared_ptr<Bo> add_bo_locked(std::shared_ptr<BoMemory> mem, uint32_t flags, uint64_t va);
+
   const int fd_;
   VaAllocator va_;
   std::unordered_map<uint32_t, std::shared_ptr<Bo>> bos_;

@@ -1,4 +1,8 @@
-// CTX_CREATE, CTX_DESTROY.
+// CTX_CREATE, CTX_DESTROY, CTX_EVENTS.
+#include <fcntl.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include "driver.h"
 #include "log.h"
 
@@ -28,6 +32,35 @@ int ioctl_ctx_destroy(Driver& drv, File& file, void* data) {
   }
   if (ctx == nullptr) return -ENOENT;
   drv.scheduler->drain(*ctx);  // aborts queued jobs, waits for the running one
+  return 0;
+}
+
+int ioctl_ctx_events(Driver& drv, File& file, void* data) {
+  auto& a = *static_cast<drm_npu_ctx_events*>(data);
+  a.fd = -1;
+  if (a.flags != 0 || a.pad != 0) return -EINVAL;
+  std::shared_ptr<Context> ctx;
+  {
+    std::lock_guard lk(file.mu);
+    ctx = file.find_context_locked(a.ctx_id);
+  }
+  if (ctx == nullptr) return -ENOENT;
+  // The driver keeps one descriptor of the eventfd (it writes there), the caller gets another
+  // of the same object.
+  const int kept = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (kept < 0) return errno == ENFILE ? -EMFILE : -errno;
+  const int user = ::fcntl(kept, F_DUPFD_CLOEXEC, 0);
+  if (user < 0) {
+    const int err = errno;
+    ::close(kept);
+    return err == ENFILE ? -EMFILE : -err;
+  }
+  if (const int r = drv.scheduler->add_event_fd(*ctx, kept); r < 0) {
+    ::close(kept);
+    ::close(user);
+    return r;
+  }
+  a.fd = user;
   return 0;
 }
 

@@ -7,7 +7,8 @@ namespace npu::emu::kmd {
 
 uint64_t device_capabilities(const isa::DeviceConfig& cfg) {
   uint64_t caps = DRM_NPU_CAP_PRIORITY | DRM_NPU_CAP_JOB_PROFILE | DRM_NPU_CAP_SKIP_VALIDATION |
-                  DRM_NPU_CAP_RACECHECK | DRM_NPU_CAP_BO_WAIT;
+                  DRM_NPU_CAP_RACECHECK | DRM_NPU_CAP_BO_WAIT | DRM_NPU_CAP_FENCES |
+                  DRM_NPU_CAP_BO_SHARING | DRM_NPU_CAP_CTX_EVENTS;
   if (cfg.features & NPU_FEATURE_INT8) caps |= DRM_NPU_CAP_INT8;
   if (cfg.features & NPU_FEATURE_FP32) caps |= DRM_NPU_CAP_FP32;
   return caps;

@@ -109,6 +109,12 @@ int ioctl_query(Driver& drv, File& file, void* data) {
       if (const int r = drv.scheduler->job_hazards(*ctx, q.arg1, out); r < 0) return r;
       break;
     }
+    case DRM_NPU_QUERY_JOB_RACES: {
+      const auto ctx = find_context(file, q.arg0);
+      if (ctx == nullptr) return -ENOENT;
+      if (const int r = drv.scheduler->job_races(*ctx, q.arg1, out); r < 0) return r;
+      break;
+    }
     case DRM_NPU_QUERY_LAST_ERROR: {
       if (q.arg0 != 0 || q.arg1 != 0) return -EINVAL;
       std::lock_guard lk(file.mu);

@@ -1,7 +1,10 @@
 // SUBMIT: check the arguments, resolve the referenced BOs, copy and validate the command
 // buffer, build the job's Mmu from exactly the referenced BOs, queue the job. Checks run in
 // the order of docs/uapi.md so that a call with several problems gets a predictable errno.
+#include <unistd.h>
+
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -29,10 +32,62 @@ int reject(File& file, int err, const std::string& message) {
   return -err;
 }
 
+// The in-fences named at `s.in_fences`: the fences of this device they are, or an errno
+// (EINVAL count or a descriptor that is no fence, EBADF not open, EFAULT unreadable).
+int read_in_fences(Driver& drv, const drm_npu_submit& s,
+                   std::vector<std::shared_ptr<SyncFence>>& out) {
+  if (s.in_fence_count == 0) return 0;
+  if (s.in_fence_count > DRM_NPU_MAX_IN_FENCES) return -EINVAL;
+  std::array<int32_t, DRM_NPU_MAX_IN_FENCES> fds{};
+  if (const int r = drv.uaccess.copy_from(fds.data(), s.in_fences, s.in_fence_count * 4); r < 0) {
+    return r;
+  }
+  for (uint32_t i = 0; i < s.in_fence_count; ++i) {
+    int err = 0;
+    auto f = drv.fences.find(fds[i], err);
+    if (f == nullptr) {
+      log().debug("submit: in-fence {} (fd {}) is {}", i, fds[i],
+                  err == EBADF ? "not open" : "no fence of this device");
+      return -err;
+    }
+    out.push_back(std::move(f));
+  }
+  return 0;
+}
+
+// The job's footprint for the cross-job race checker: the BOs it lists, and with the checker
+// every command's bytes (from the validator's DRAM accesses).
+void record_footprint(Job& job, const std::vector<Ref>& refs) {
+  job.bo_uses.reserve(refs.size());
+  for (const Ref& r : refs) {
+    job.bo_uses.push_back({r.bo->mem->id(), r.bo->size, r.bo->handle, r.access});
+  }
+  if (!job.racecheck) return;
+  for (const isa::DramAccess& d : job.program.dram) {
+    if (d.end <= d.begin) continue;
+    // refs are sorted by VA: the last BO starting at or before the access holds it.
+    auto it = std::upper_bound(refs.begin(), refs.end(), d.begin,
+                               [](uint64_t va, const Ref& r) { return va < r.bo->va; });
+    if (it == refs.begin()) continue;
+    const Bo& bo = *std::prev(it)->bo;
+    if (d.end > bo.va + bo.size) continue;
+    const uint8_t op =
+        d.cmd_index < job.program.cmds.size() ? job.program.cmds[d.cmd_index].hdr.opcode : 0;
+    const uint8_t engine =
+        d.cmd_index < job.program.cmds.size() ? job.program.cmds[d.cmd_index].hdr.engine : 0;
+    job.touches.push_back({bo.mem->id(),
+                           d.begin - bo.va,
+                           d.end - bo.va,
+                           static_cast<uint8_t>(d.access),
+                           {d.cmd_index, engine, op}});
+  }
+}
+
 }  // namespace
 
 int ioctl_submit(Driver& drv, File& file, void* data) {
   auto& s = *static_cast<drm_npu_submit*>(data);
+  s.fence_fd = -1;
   if ((s.flags & ~DRM_NPU_SUBMIT_FLAGS_VALID) != 0) return -EINVAL;
 
   // Scratch buffers reused by every submit of this thread (no allocation once warm).
@@ -117,7 +172,6 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
       job->bos.push_back(r.bo->mem);
     }
   }
-  refs = {};  // drop the Bo references (the job keeps the memory)
 
   const std::span<const std::byte> bytes(cmd_bytes.data(), cmd_bytes.size());
   if ((s.flags & DRM_NPU_SUBMIT_SKIP_VALIDATION) != 0) {
@@ -137,11 +191,32 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
   // NPU_RACECHECK asked), the scheduler logs what the checker found.
   job->racecheck = (s.flags & DRM_NPU_SUBMIT_RACECHECK) != 0 || drv.cfg.racecheck;
   job->log_hazards = job->racecheck && (s.flags & DRM_NPU_SUBMIT_RACECHECK) == 0;
-  log().trace("submit: ctx {}: {} commands, {} bos{}", s.ctx_id, job->program.cmds.size(),
-              s.bo_count, job->racecheck ? ", racecheck" : "");
+  record_footprint(*job, refs);
+  refs = {};  // drop the Bo references (the job keeps the memory)
+  if (const int r = read_in_fences(drv, s, job->deps); r < 0) return r;
+
+  // The out-fence exists before the job is queued: the job may retire at once.
+  PeerTable<SyncFence>::Handed handed;
+  if ((s.flags & DRM_NPU_SUBMIT_FENCE_OUT) != 0) {
+    job->out_fence = std::make_shared<SyncFence>();
+    if (const int r = drv.fences.hand_out(job->out_fence, /*cloexec=*/true, handed); r < 0) {
+      return r == -EMFILE || r == -ENFILE ? -EMFILE : r;
+    }
+    job->out_fence->kernel_fd = handed.kernel_fd;
+  }
+  log().trace("submit: ctx {}: {} commands, {} bos, {} in-fences{}{}", s.ctx_id,
+              job->program.cmds.size(), s.bo_count, job->deps.size(),
+              job->racecheck ? ", racecheck" : "", job->out_fence ? ", fence out" : "");
   // From here on the runner owns the job's inputs.
-  if (const int r = drv.scheduler->submit(*ctx, job); r < 0) return r;
+  if (const int r = drv.scheduler->submit(*ctx, job); r < 0) {
+    if (job->out_fence != nullptr) {  // never queued: the fence dies with the job
+      job->out_fence->signal(DRM_NPU_JOB_ABORTED);
+      ::close(handed.user_fd);
+    }
+    return r;
+  }
   s.seqno = job->seqno;
+  if (job->out_fence != nullptr) s.fence_fd = handed.user_fd;
   return 0;
 }
 

@@ -14,12 +14,30 @@
 #include "npu/emu/mmu.h"
 #include "npu/isa/validate.h"
 #include "npu_accel.h"
+#include "sync_fence.h"
 
 namespace npu::emu::kmd {
 
 class Context;
 
 struct Job {
+  /// A BO the job lists, for the cross-job race checker: which memory, how, under which
+  /// handle of the submitting file.
+  struct BoUse {
+    uint64_t mem_id = 0;
+    uint64_t size = 0;
+    uint32_t handle = 0;
+    uint8_t access = 0;
+  };
+  /// Bytes one command touches in one BO's memory (offsets in it), for the checker.
+  struct Touch {
+    uint64_t mem_id = 0;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    uint8_t access = 0;
+    drm_npu_hazard_cmd cmd{};
+  };
+
   Job() = default;
   Job(const Job&) = delete;
   Job& operator=(const Job&) = delete;
@@ -27,6 +45,21 @@ struct Job {
 
   Context* ctx = nullptr;  // valid while queued or running (contexts drain before dying)
   uint64_t seqno = 0;
+  uint64_t id = 0;  // unique on the device (the scheduler's count of accepted jobs)
+
+  // API 1.3 fences (scheduler lock once queued): the in-fences the job waits for, and its own
+  // out-fence, signalled as it retires.
+  std::vector<std::shared_ptr<SyncFence>> deps;
+  std::shared_ptr<SyncFence> out_fence;
+  // Ids of the jobs ordered before this one through fences (directly or transitively).
+  std::vector<uint64_t> ancestors;
+  // Footprint for the cross-job checker, fixed at SUBMIT: every listed BO, and (jobs under
+  // the checker) every command's bytes.
+  std::vector<BoUse> bo_uses;
+  std::vector<Touch> touches;
+  // What the cross-job checker found at SUBMIT (QUERY JOB_RACES).
+  std::vector<drm_npu_job_race> races;
+  uint64_t races_total = 0;
 
   // Inputs.
   isa::Program program;

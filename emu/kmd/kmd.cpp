@@ -27,7 +27,8 @@ namespace {
 
 struct IoctlDesc {
   IoctlHandler handler = nullptr;
-  uint32_t size = 0;  // expected _IOC_SIZE, the size of the argument struct
+  uint32_t size = 0;      // the argument struct's size
+  uint32_t min_size = 0;  // the smallest _IOC_SIZE accepted (a grown struct's first size)
   const char* name = nullptr;
 };
 
@@ -35,7 +36,11 @@ struct IoctlDesc {
 // table; core DRM ioctls indexed by _IOC_NR(request). Both from uapi/npu_ioctls.def.
 constexpr std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> kIoctls = [] {
   std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> t{};
-#define NPU_IOCTL(NAME, name, type) t[DRM_NPU_##NAME] = {ioctl_##name, sizeof(type), #NAME};
+#define NPU_IOCTL(NAME, name, type) \
+  t[DRM_NPU_##NAME] = {ioctl_##name, sizeof(type), sizeof(type), #NAME};
+#include "npu_ioctls.def"
+#define NPU_IOCTL_MIN_SIZE(REQ, size) \
+  t[_IOC_NR(DRM_IOCTL_##REQ) - DRM_COMMAND_BASE].min_size = (size);
 #include "npu_ioctls.def"
   return t;
 }();
@@ -43,7 +48,7 @@ constexpr std::array<IoctlDesc, DRM_NPU_NUM_IOCTLS> kIoctls = [] {
 constexpr std::array<IoctlDesc, DRM_COMMAND_BASE> kCoreIoctls = [] {
   std::array<IoctlDesc, DRM_COMMAND_BASE> t{};
 #define NPU_CORE_IOCTL(NAME, name, type) \
-  t[_IOC_NR(DRM_IOCTL_##NAME)] = {core_##name, sizeof(type), #NAME};
+  t[_IOC_NR(DRM_IOCTL_##NAME)] = {core_##name, sizeof(type), sizeof(type), #NAME};
 #include "npu_ioctls.def"
   return t;
 }();
@@ -164,25 +169,27 @@ int Kmd::ioctl(int fd, unsigned long request, void* arg) {
                _IOC_TYPE(request), nr, fd);
     return kmd::fail(EINVAL);
   }
-  // Difference with the kernel: drm_ioctl() accepts a smaller or larger _IOC_SIZE and
-  // zero-extends or truncates the struct (ABI growth); we want an exact match so that a
-  // mismatched header is caught at once.
-  if (_IOC_DIR(request) != (_IOC_READ | _IOC_WRITE) || _IOC_SIZE(request) != desc->size) {
+  // As drm_ioctl() for a grown struct: an older caller's smaller struct (down to the size it
+  // first had) is zero-extended, and only its bytes are copied back. Difference with the
+  // kernel: drm_ioctl() also takes any other size (truncating a larger one); we want an exact
+  // match otherwise, so that a mismatched header is caught at once.
+  const uint32_t size = _IOC_SIZE(request);
+  if (_IOC_DIR(request) != (_IOC_READ | _IOC_WRITE) || size < desc->min_size || size > desc->size) {
     log().warn("ioctl {}: request {:#x} has direction {} size {}, expected read|write size {}",
-               desc->name, request, _IOC_DIR(request), _IOC_SIZE(request), desc->size);
+               desc->name, request, _IOC_DIR(request), size, desc->size);
     return kmd::fail(EINVAL);
   }
 
   const kmd::UserAccess& uaccess = impl_->drv.uaccess;
   const auto user_arg = reinterpret_cast<uintptr_t>(arg);
-  alignas(8) std::byte data[kmd::kMaxArgSize];
-  if (uaccess.copy_from(data, user_arg, desc->size) != 0) {
+  alignas(8) std::byte data[kmd::kMaxArgSize] = {};
+  if (uaccess.copy_from(data, user_arg, size) != 0) {
     log().debug("ioctl {}: argument at {} is not readable", desc->name, arg);
     return kmd::fail(EFAULT);
   }
   const int ret = desc->handler(impl_->drv, *file, data);
   // As drm_ioctl(): the struct is copied out whatever the result (WAIT reports TIMEOUT).
-  if (uaccess.copy_to(user_arg, data, desc->size) != 0) {
+  if (uaccess.copy_to(user_arg, data, size) != 0) {
     log().debug("ioctl {}: argument at {} is not writable", desc->name, arg);
     return kmd::fail(EFAULT);
   }

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "job_races.h"
 #include "log.h"
 #include "npu/emu/spin_wait.h"
 #include "npu/isa/validate.h"
@@ -43,6 +44,20 @@ int Scheduler::submit(Context& ctx, const std::shared_ptr<Job>& job) {
     if (ctx.destroyed) return -ENOENT;
     if (ctx.banned.load(std::memory_order_relaxed)) return -ECANCELED;
     if (!ctx.can_accept()) return -ENOMEM;
+    job->id = next_job_id_++;
+    job->ctx = &ctx;
+    for (const auto& dep : job->deps) {  // the happens-before the fences give
+      job->ancestors.push_back(dep->job_id);
+      job->ancestors.insert(job->ancestors.end(), dep->ancestors.begin(), dep->ancestors.end());
+    }
+    std::sort(job->ancestors.begin(), job->ancestors.end());
+    job->ancestors.erase(std::unique(job->ancestors.begin(), job->ancestors.end()),
+                         job->ancestors.end());
+    if (job->out_fence != nullptr) {
+      job->out_fence->job_id = job->id;
+      job->out_fence->ancestors = job->ancestors;
+    }
+    if (job->racecheck) find_job_races(*job, pending_locked());
     job->submit_ns = monotonic_ns();
     for (const auto& m : job->bos) m->jobs_in_flight.fetch_add(1, std::memory_order_relaxed);
     job->counted_in_flight = true;
@@ -62,6 +77,7 @@ int Scheduler::submit(Context& ctx, const std::shared_ptr<Job>& job) {
 void Scheduler::drain(Context& ctx) {
   std::unique_lock lk(mu_);
   ctx.destroyed = true;
+  std::erase(evented_, &ctx);
   abort_queued_locked(ctx);
   ++ctx.waiters;
   ctx.cv.wait(lk, [&] { return !ctx.running; });
@@ -75,20 +91,81 @@ bool Scheduler::runlists_empty() const {
 std::shared_ptr<Job> Scheduler::pick_locked() {
   for (auto it = runlists_.rbegin(); it != runlists_.rend(); ++it) {
     auto& list = *it;
-    if (list.empty()) continue;
-    Context* ctx = list.front();
-    list.pop_front();
-    std::shared_ptr<Job> job = std::move(ctx->queue.front());
-    ctx->queue.pop_front();
-    // Round-robin: a context with more work goes to the back of its priority's list.
-    if (!ctx->queue.empty()) {
-      list.push_back(ctx);
-    } else {
-      ctx->in_runlist = false;
+    for (auto cit = list.begin(); cit != list.end();) {
+      Context* ctx = *cit;
+      while (!ctx->queue.empty() && abort_if_dependency_failed_locked(*ctx->queue.front())) {
+        ctx->queue.pop_front();
+      }
+      if (ctx->queue.empty()) {
+        ctx->in_runlist = false;
+        cit = list.erase(cit);
+        continue;
+      }
+      const Job& head = *ctx->queue.front();
+      const bool ready = std::all_of(head.deps.begin(), head.deps.end(), [](const auto& d) {
+        return d->signalled.load(std::memory_order_acquire);
+      });
+      if (!ready) {  // waits for a fence: the contexts behind it go on
+        ++cit;
+        continue;
+      }
+      std::shared_ptr<Job> job = std::move(ctx->queue.front());
+      ctx->queue.pop_front();
+      list.erase(cit);
+      // Round-robin: a context with more work goes to the back of its priority's list.
+      if (!ctx->queue.empty()) {
+        list.push_back(ctx);
+      } else {
+        ctx->in_runlist = false;
+      }
+      return job;
     }
-    return job;
   }
   return nullptr;
+}
+
+bool Scheduler::abort_if_dependency_failed_locked(Job& job) {
+  for (size_t i = 0; i < job.deps.size(); ++i) {
+    const SyncFence& f = *job.deps[i];
+    if (!f.signalled.load(std::memory_order_acquire) ||
+        f.status.load(std::memory_order_relaxed) == DRM_NPU_JOB_OK) {
+      continue;
+    }
+    drm_npu_fault fault{};
+    fault.kind = DRM_NPU_FAULT_DEPENDENCY;
+    fault.engine = NPU_ENGINE_CP;
+    fault.address = i;
+    log().info("ctx {} seqno {}: aborted: its in-fence {} (job {}) ended {}", job.ctx->id(),
+               job.seqno, i, f.job_id, f.status.load());
+    abort_job_locked(job, fault, monotonic_ns());
+    job.ctx->last_completed = std::max(job.ctx->last_completed, job.seqno);
+    if (job.ctx->waiters > 0) job.ctx->cv.notify_all();
+    if (bo_waiters_ > 0) bo_cv_.notify_all();
+    return true;
+  }
+  return false;
+}
+
+void Scheduler::abort_job_locked(Job& job, const drm_npu_fault& fault, uint64_t now_ns) {
+  job.status = DRM_NPU_JOB_ABORTED;
+  job.fault = fault;
+  job.end_ns = now_ns;
+  job.retired = true;
+  job.release_inputs();
+  job.deps.clear();
+  if (job.out_fence != nullptr) job.out_fence->signal(DRM_NPU_JOB_ABORTED);
+  retired_.fetch_add(1, std::memory_order_release);
+}
+
+std::vector<const Job*> Scheduler::pending_locked() const {
+  std::vector<const Job*> out;
+  if (running_ != nullptr) out.push_back(running_);
+  for (const auto& list : runlists_) {
+    for (const Context* ctx : list) {
+      for (const auto& j : ctx->queue) out.push_back(j.get());
+    }
+  }
+  return out;
 }
 
 void Scheduler::run_loop() {
@@ -100,14 +177,19 @@ void Scheduler::run_loop() {
       spin_until([&] { return queued_.load(std::memory_order_acquire) != seen; });
       lk.lock();
     }
-    // A job a WAIT runs on its own thread (fence.cpp) keeps the runner out until it retires.
-    while (!stop_ && (runlists_empty() || running_ != nullptr)) {
+    // A job a WAIT runs on its own thread (fence.cpp) keeps the runner out until it retires;
+    // queued jobs waiting for fences leave it idle until one signals.
+    std::shared_ptr<Job> job;
+    while (!stop_ && (running_ != nullptr || (job = pick_locked()) == nullptr)) {
       runner_idle_ = true;
       work_cv_.wait(lk);
       runner_idle_ = false;
     }
-    if (stop_) break;
-    run_picked(lk, pick_locked());
+    if (stop_) {
+      if (job != nullptr) abort_job_locked(*job, {}, monotonic_ns());
+      break;
+    }
+    run_picked(lk, std::move(job));
   }
 }
 
@@ -135,7 +217,8 @@ void Scheduler::run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job
 }
 
 bool Scheduler::waiter_may_run_locked(const Job& job, Clock::time_point deadline) const {
-  if (stop_ || running_ != nullptr || job.retired) return false;
+  // A job with in-fences is the runner's: whether it is ready is the runner's call.
+  if (stop_ || running_ != nullptr || job.retired || !job.deps.empty()) return false;
   // The next pick: the first context of the highest non-empty priority, its oldest job.
   for (auto it = runlists_.rbegin(); it != runlists_.rend(); ++it) {
     if (it->empty()) continue;
@@ -168,12 +251,20 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
       old->profile.timeline = {};
       old->profile.irq_values = {};
       old->profile.race.hazards = {};
+      old->races = {};
     }
   }
 
   account_locked(job.profile);
   if (job.log_hazards && job.profile.race.total > 0) log_hazards_locked(job);
   if (bo_waiters_ > 0) bo_cv_.notify_all();
+  job.deps.clear();
+  if (job.out_fence != nullptr) {
+    job.out_fence->signal(job.status);
+    // Jobs waiting for this fence may be ready now: the runner re-picks.
+    queued_.fetch_add(1, std::memory_order_release);
+    if (runner_idle_ && !runlists_empty()) work_cv_.notify_one();
+  }
   if (job.status == DRM_NPU_JOB_OK) {
     ++counters_.jobs_completed;
   } else if (job.status == DRM_NPU_JOB_ERROR) {
@@ -181,6 +272,9 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
     if (job.fault.kind == DRM_NPU_FAULT_WATCHDOG) {
       ++ctx.reset_count;
       ++counters_.device_resets;
+      for (Context* c : evented_) {
+        if (c != &ctx) c->post_event();  // a reset, seen by every context that listens
+      }
     }
     // A watchdog reset was already logged by the watchdog; device faults are routine for
     // fuzzing and SKIP_VALIDATION users, so they log at info.
@@ -217,6 +311,7 @@ void Scheduler::ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t se
   ctx.banned.store(true, std::memory_order_relaxed);
   ctx.last_fault = fault;
   ctx.fault_seqno = seqno;
+  ctx.post_event();
   abort_queued_locked(ctx);
 }
 
@@ -229,13 +324,10 @@ void Scheduler::abort_queued_locked(Context& ctx) {
   if (ctx.queue.empty()) return;
   const uint64_t now = monotonic_ns();
   for (auto& job : ctx.queue) {
-    job->status = DRM_NPU_JOB_ABORTED;
-    job->end_ns = now;
-    job->retired = true;
-    job->release_inputs();
-    retired_.fetch_add(1, std::memory_order_release);
+    abort_job_locked(*job, {}, now);
     ctx.last_completed = std::max(ctx.last_completed, job->seqno);
   }
+  queued_.fetch_add(1, std::memory_order_release);  // their fences signalled
   log().debug("ctx {}: aborted {} queued jobs", ctx.id(), ctx.queue.size());
   ctx.queue.clear();
   if (ctx.waiters > 0) ctx.cv.notify_all();

@@ -1,6 +1,10 @@
 // Scheduler: queues the jobs of every context of every file and feeds them to the Device one
 // at a time. Policy: strict context priority (REALTIME > HIGH > NORMAL > LOW); within one
 // priority, round-robin between contexts (one job each in turn) and FIFO within a context.
+// A job with in-fences (API 1.3) is ready once they have all signalled; until then its
+// context is passed over (the contexts behind it go on), and a fence whose job did not end OK
+// aborts it with fault DEPENDENCY. Every job's out-fence signals as it retires. The cross-job
+// synchronization checker runs at SUBMIT for jobs under the checker (job_races.h).
 //
 // Two threads: the runner (picks a job, calls Device::run(), retires the job) and the
 // watchdog (resets the device when the running job exceeds the configured time). A job that
@@ -74,6 +78,11 @@ class Scheduler {
   /// BO_WAIT: 0 once no queued or running job lists `mem`; -EBUSY (timeout_ns 0) or
   /// -ETIMEDOUT (the absolute CLOCK_MONOTONIC deadline passed) while one does.
   int wait_idle(const BoMemory& mem, int64_t timeout_ns);
+  /// QUERY JOB_RACES: header plus races into `out`. 0, -ENOENT.
+  int job_races(const Context& ctx, uint64_t seqno, std::vector<std::byte>& out);
+  /// CTX_EVENTS: `fd` (an eventfd the context then owns) counts the context's faults and every
+  /// device reset. -ENOENT when the context is being destroyed.
+  int add_event_fd(Context& ctx, int fd);
 
  private:
   using Clock = std::chrono::steady_clock;  // CLOCK_MONOTONIC on Linux
@@ -86,7 +95,16 @@ class Scheduler {
   bool waiter_may_run_locked(const Job& job, Clock::time_point deadline) const;
   void watchdog_loop();  // watchdog.cpp
   bool runlists_empty() const;
+  /// The next job to run (see the header), taken off its queue; nullptr when none is ready.
+  /// Aborts the queued jobs whose dependencies failed on the way.
   std::shared_ptr<Job> pick_locked();
+  /// Retires `job` (queued, never run) as ABORTED with fault DEPENDENCY if one of its
+  /// in-fences signalled a job that did not end OK; true when it did.
+  bool abort_if_dependency_failed_locked(Job& job);
+  /// Marks a queued job aborted (never ran) with `fault`, signals its fence.
+  void abort_job_locked(Job& job, const drm_npu_fault& fault, uint64_t now_ns);
+  /// The jobs queued or running (the cross-job checker's other side).
+  std::vector<const Job*> pending_locked() const;
   void retire_locked(Job& job, JobResult&& result, uint64_t end_ns, bool reset_by_watchdog);
   void ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno);
   /// Logs the hazards of a job the device config had checked (no caller reads them).
@@ -111,6 +129,8 @@ class Scheduler {
   bool reset_issued_ = false;  // the watchdog reset the device during running_
 
   drm_npu_counters counters_{};
+  uint64_t next_job_id_ = 1;
+  std::vector<Context*> evented_;  // contexts with CTX_EVENTS descriptors (drain removes)
 
   uint32_t bo_waiters_ = 0;        // threads in wait_idle()
   std::condition_variable bo_cv_;  // notified when jobs retire while bo_waiters_ > 0

@@ -32,13 +32,65 @@ Expected<Buffer> Buffer::allocate(const Device& device, uint64_t size, BufferOpt
   b.dev_ = dev;
   b.handle_ = c.handle;
   b.size_ = size;
-  b.read_only_ = options.device_read_only;
+  NPU_TRY(b.describe(who));
+  return b;
+}
+
+Expected<void> Buffer::describe(const std::string& who) {
   drm_npu_bo_info info{};
-  info.handle = c.handle;
-  NPU_TRY(dev->ioctl(DRM_IOCTL_NPU_BO_INFO, &info, fmt::format("{}: bo {}", who, c.handle)));
-  b.va_ = info.device_addr;
-  b.bo_size_ = info.size;
-  b.mmap_offset_ = info.mmap_offset;
+  info.handle = handle_;
+  NPU_TRY(dev_->ioctl(DRM_IOCTL_NPU_BO_INFO, &info, fmt::format("{}: bo {}", who, handle_)));
+  va_ = info.device_addr;
+  bo_size_ = info.size;
+  mmap_offset_ = info.mmap_offset;
+  read_only_ = (info.flags & DRM_NPU_BO_DEVICE_READ_ONLY) != 0;
+  if (size_ == 0) size_ = info.size;
+  return ok();
+}
+
+Expected<UniqueFd> Buffer::export_fd(bool cloexec) const {
+  const std::string who = fmt::format("export: bo {}", handle_);
+  if (dev_ == nullptr) return make_error(EBADF, who + ": the buffer is closed");
+  if (!dev_->params.has(DRM_NPU_CAP_BO_SHARING)) {
+    return make_error(EOPNOTSUPP, who + ": the device cannot share buffers (API 1.3)");
+  }
+  drm_npu_bo_export e{};
+  e.handle = handle_;
+  e.flags = cloexec ? DRM_NPU_EXPORT_CLOEXEC : 0u;
+  NPU_TRY(dev_->ioctl(DRM_IOCTL_NPU_BO_EXPORT, &e, who));
+  return UniqueFd(e.fd);
+}
+
+Expected<Buffer> Device::import_buffer(int fd) const {
+  return import_buffer(fd, BufferOptions{});
+}
+
+Expected<Buffer> Device::import_buffer(int fd, const BufferOptions& options) const {
+  const std::string who = fmt::format("import: fd {}", fd);
+  if (!state_->params.has(DRM_NPU_CAP_BO_SHARING)) {
+    return make_error(EOPNOTSUPP, who + ": the device cannot share buffers (API 1.3)");
+  }
+  drm_npu_bo_import im{};
+  im.fd = fd;
+  if (options.device_read_only) im.flags |= DRM_NPU_BO_DEVICE_READ_ONLY;
+  if (options.fixed_va) {
+    im.flags |= DRM_NPU_BO_FIXED_VA;
+    im.device_addr = *options.fixed_va;
+  }
+  if (const int err = state_->do_ioctl(DRM_IOCTL_NPU_BO_IMPORT, &im); err != 0) {
+    return detail::ioctl_error(who, DRM_IOCTL_NPU_BO_IMPORT, err,
+                               err == EINVAL ? "no exported buffer of this device, or its "
+                                               "placement was refused"
+                                             : "");
+  }
+  if ((im.flags & DRM_NPU_BO_IMPORT_EXISTED) != 0) {
+    return make_error(
+        EEXIST, fmt::format("{}: the buffer is already bo {} of this device", who, im.handle));
+  }
+  Buffer b;
+  b.dev_ = state_;
+  b.handle_ = im.handle;
+  NPU_TRY(b.describe(who));
   return b;
 }
 

@@ -2,17 +2,21 @@
 // npu_status_t with the message kept in a thread-local string.
 #include "npu/npu.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <new>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "npu/buffer.h"
 #include "npu/command_buffer.h"
 #include "npu/context.h"
 #include "npu/device.h"
 #include "npu/exception_boundary.h"
+#include "npu/fence.h"
 #include "npu/job.h"
 
 struct npu_device {
@@ -200,6 +204,33 @@ npu_status_t npu_buffer_wait_idle(npu_buffer_t* buffer, int64_t timeout_ns) {
   });
 }
 
+npu_status_t npu_buffer_export(const npu_buffer_t* buffer, int* fd) {
+  return guarded("npu_buffer_export", [&]() -> npu_status_t {
+    NPU_C_CHECK(buffer != nullptr && fd != nullptr, "npu_buffer_export", "buffer or fd is null");
+    auto e = buffer->buffer.export_fd();
+    if (!e) return fail("npu_buffer_export", e.error());
+    *fd = e->release();
+    return NPU_OK;
+  });
+}
+
+npu_status_t npu_buffer_import(npu_device_t* device, int fd, uint32_t flags, uint64_t fixed_va,
+                               npu_buffer_t** out) {
+  return guarded("npu_buffer_import", [&]() -> npu_status_t {
+    NPU_C_CHECK(device != nullptr && out != nullptr, "npu_buffer_import", "device or out is null");
+    if ((flags & ~DRM_NPU_BO_FLAGS_VALID) != 0) {
+      return fail("npu_buffer_import", EINVAL, "unknown flags " + std::to_string(flags));
+    }
+    npu::BufferOptions options;
+    options.device_read_only = (flags & DRM_NPU_BO_DEVICE_READ_ONLY) != 0;
+    if ((flags & DRM_NPU_BO_FIXED_VA) != 0) options.fixed_va = fixed_va;
+    auto b = device->device.import_buffer(fd, options);
+    if (!b) return fail("npu_buffer_import", b.error());
+    *out = new (std::nothrow) npu_buffer{std::move(*b)};
+    return *out != nullptr ? NPU_OK : fail("npu_buffer_import", ENOMEM, "out of host memory");
+  });
+}
+
 uint64_t npu_buffer_device_address(const npu_buffer_t* buffer) {
   return buffer != nullptr ? buffer->buffer.device_address() : 0;
 }
@@ -238,6 +269,17 @@ npu_status_t npu_context_banned(npu_context_t* context, int* banned) {
   });
 }
 
+npu_status_t npu_context_event_fd(npu_context_t* context, int* fd) {
+  return guarded("npu_context_event_fd", [&]() -> npu_status_t {
+    NPU_C_CHECK(context != nullptr && fd != nullptr, "npu_context_event_fd",
+                "context or fd is null");
+    auto e = context->context.event_fd();
+    if (!e) return fail("npu_context_event_fd", e.error());
+    *fd = e->release();
+    return NPU_OK;
+  });
+}
+
 void npu_context_destroy(npu_context_t* context) {
   delete context;
 }
@@ -272,22 +314,97 @@ void npu_cmdbuf_destroy(npu_cmdbuf_t* cmdbuf) {
   delete cmdbuf;
 }
 
+namespace {
+
+// npu_cmdbuf_submit with in-fences (the caller's descriptors, dup()ed for the submit).
+npu_status_t submit_after(const char* who, npu_context_t* context, npu_cmdbuf_t* cmdbuf,
+                          uint32_t flags, const int* fences, size_t num_fences, npu_job_t** out) {
+  NPU_C_CHECK(context != nullptr && cmdbuf != nullptr && out != nullptr, who,
+              "context, cmdbuf or out is null");
+  NPU_C_CHECK(fences != nullptr || num_fences == 0, who, "fences is null");
+  if ((flags & ~(NPU_SUBMIT_SKIP_VALIDATION | NPU_SUBMIT_RACECHECK | NPU_SUBMIT_FENCE_OUT)) != 0) {
+    return fail(who, EINVAL, "unknown flags " + std::to_string(flags));
+  }
+  std::vector<npu::Fence> after;
+  for (size_t i = 0; i < num_fences; ++i) {
+    const int fd = ::fcntl(fences[i], F_DUPFD_CLOEXEC, 0);
+    if (fd < 0) {
+      return fail(
+          who, EBADF,
+          "in-fence " + std::to_string(i) + " (fd " + std::to_string(fences[i]) + ") is not open");
+    }
+    after.emplace_back(npu::UniqueFd(fd));
+  }
+  npu::FinalizeOptions options;
+  options.skip_validation = (flags & NPU_SUBMIT_SKIP_VALIDATION) != 0;
+  if (auto f = cmdbuf->cmdbuf.finalize(options); !f) return fail(who, f.error());
+  auto job =
+      context->context.submit(cmdbuf->cmdbuf, {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0,
+                                               .fence_out = (flags & NPU_SUBMIT_FENCE_OUT) != 0,
+                                               .after = after});
+  if (!job) return fail(who, job.error());
+  *out = new (std::nothrow) npu_job{std::move(*job)};
+  return *out != nullptr ? NPU_OK : fail(who, ENOMEM, "out of host memory");
+}
+
+}  // namespace
+
 npu_status_t npu_cmdbuf_submit(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uint32_t flags,
                                npu_job_t** out) {
   return guarded("npu_cmdbuf_submit", [&]() -> npu_status_t {
-    NPU_C_CHECK(context != nullptr && cmdbuf != nullptr && out != nullptr, "npu_cmdbuf_submit",
-                "context, cmdbuf or out is null");
-    if ((flags & ~(NPU_SUBMIT_SKIP_VALIDATION | NPU_SUBMIT_RACECHECK)) != 0) {
-      return fail("npu_cmdbuf_submit", EINVAL, "unknown flags " + std::to_string(flags));
+    return submit_after("npu_cmdbuf_submit", context, cmdbuf, flags, nullptr, 0, out);
+  });
+}
+
+npu_status_t npu_cmdbuf_submit_after(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uint32_t flags,
+                                     const int* fences, size_t num_fences, npu_job_t** out) {
+  return guarded("npu_cmdbuf_submit_after", [&]() -> npu_status_t {
+    return submit_after("npu_cmdbuf_submit_after", context, cmdbuf, flags, fences, num_fences, out);
+  });
+}
+
+npu_status_t npu_job_fence(const npu_job_t* job, int* fd) {
+  return guarded("npu_job_fence", [&]() -> npu_status_t {
+    NPU_C_CHECK(job != nullptr && fd != nullptr, "npu_job_fence", "job or fd is null");
+    auto f = job->job.fence();
+    if (!f) return fail("npu_job_fence", f.error());
+    *fd = f->release();
+    return NPU_OK;
+  });
+}
+
+npu_status_t npu_fence_wait(const int* fences, size_t num_fences, uint32_t flags,
+                            int64_t timeout_ns, size_t* first) {
+  return guarded("npu_fence_wait", [&]() -> npu_status_t {
+    NPU_C_CHECK(fences != nullptr && num_fences > 0, "npu_fence_wait", "no fences");
+    NPU_C_CHECK((flags & ~NPU_FENCE_WAIT_ALL) == 0, "npu_fence_wait", "unknown flags");
+    // Borrowed descriptors: the Fences are released (not closed) below.
+    std::vector<npu::Fence> list;
+    for (size_t i = 0; i < num_fences; ++i) list.emplace_back(npu::UniqueFd(fences[i]));
+    const auto timeout = timeout_ns < 0 ? npu::Job::kForever : std::chrono::nanoseconds(timeout_ns);
+    npu_status_t st = NPU_OK;
+    if ((flags & NPU_FENCE_WAIT_ALL) != 0) {
+      if (auto r = npu::wait_all(list, timeout); !r) st = fail("npu_fence_wait", r.error());
+      if (st == NPU_OK && first != nullptr) *first = 0;
+    } else if (auto r = npu::wait_any(list, timeout); !r) {
+      st = fail("npu_fence_wait", r.error());
+    } else if (first != nullptr) {
+      *first = *r;
     }
-    npu::FinalizeOptions options;
-    options.skip_validation = (flags & NPU_SUBMIT_SKIP_VALIDATION) != 0;
-    if (auto f = cmdbuf->cmdbuf.finalize(options); !f) return fail("npu_cmdbuf_submit", f.error());
-    auto job =
-        context->context.submit(cmdbuf->cmdbuf, {.racecheck = (flags & NPU_SUBMIT_RACECHECK) != 0});
-    if (!job) return fail("npu_cmdbuf_submit", job.error());
-    *out = new (std::nothrow) npu_job{std::move(*job)};
-    return *out != nullptr ? NPU_OK : fail("npu_cmdbuf_submit", ENOMEM, "out of host memory");
+    for (npu::Fence& f : list) f.release();
+    return st;
+  });
+}
+
+npu_status_t npu_fence_status(int fence, uint32_t* status) {
+  return guarded("npu_fence_status", [&]() -> npu_status_t {
+    NPU_C_CHECK(status != nullptr, "npu_fence_status", "status is null");
+    npu::Fence f{npu::UniqueFd(fence)};
+    auto r = f.status();
+    f.release();  // borrowed
+    if (!r) return fail("npu_fence_status", r.error());
+    *status = static_cast<uint32_t>(*r);
+    return NPU_OK;
   });
 }
 

@@ -36,6 +36,8 @@ std::string_view submit_detail(int err) {
       return "command buffer or arguments rejected";
     case ENOMEM:
       return "queue full";
+    case EBADF:
+      return "an in-fence is not an open descriptor";
     default:
       return {};
   }
@@ -74,6 +76,21 @@ Expected<Job> Context::submit(CommandBuffer& cmdbuf, const SubmitOptions& option
                                               "synchronization checker (capability racecheck)",
                                               ctx_->id));
   }
+  const bool fences = options.fence_out || !options.after.empty();
+  if (fences && !ctx_->dev->params.has(DRM_NPU_CAP_FENCES)) {
+    return make_error(EOPNOTSUPP, fmt::format("submit: ctx {}: fences: the device has none "
+                                              "(API 1.3, capability fences)",
+                                              ctx_->id));
+  }
+  if (options.after.size() > DRM_NPU_MAX_IN_FENCES) {
+    return make_error(EINVAL, fmt::format("submit: ctx {}: {} in-fences, at most {}", ctx_->id,
+                                          options.after.size(), DRM_NPU_MAX_IN_FENCES));
+  }
+  std::vector<int32_t> in_fences;
+  for (const Fence& f : options.after) {
+    if (!f) return make_error(EBADF, fmt::format("submit: ctx {}: an empty in-fence", ctx_->id));
+    in_fences.push_back(f.fd());
+  }
   if (!cmdbuf.finalized()) NPU_TRY(cmdbuf.finalize());
 
   std::vector<drm_npu_bo_ref> refs;
@@ -83,7 +100,10 @@ Expected<Job> Context::submit(CommandBuffer& cmdbuf, const SubmitOptions& option
 
   drm_npu_submit s{};
   s.ctx_id = ctx_->id;
-  s.flags = cmdbuf.submit_flags() | (options.racecheck ? DRM_NPU_SUBMIT_RACECHECK : 0u);
+  s.flags = cmdbuf.submit_flags() | (options.racecheck ? DRM_NPU_SUBMIT_RACECHECK : 0u) |
+            (options.fence_out ? DRM_NPU_SUBMIT_FENCE_OUT : 0u);
+  s.in_fences = reinterpret_cast<uintptr_t>(in_fences.data());
+  s.in_fence_count = static_cast<uint32_t>(in_fences.size());
   s.cmd_handle = cmdbuf.bo()->handle();
   s.bo_count = static_cast<uint32_t>(refs.size());
   s.cmd_offset = 0;
@@ -97,7 +117,22 @@ Expected<Job> Context::submit(CommandBuffer& cmdbuf, const SubmitOptions& option
     return detail::ioctl_error(fmt::format("submit: ctx {}", ctx_->id), DRM_IOCTL_NPU_SUBMIT, err,
                                why.empty() ? submit_detail(err) : std::string_view(why));
   }
-  return Job(ctx_, s.seqno);
+  Job job(ctx_, s.seqno);
+  if (options.fence_out) job.fence_ = std::make_shared<const Fence>(UniqueFd(s.fence_fd));
+  return job;
+}
+
+Expected<UniqueFd> Context::event_fd() const {
+  if (!ctx_->dev->params.has(DRM_NPU_CAP_CTX_EVENTS)) {
+    return make_error(EOPNOTSUPP, fmt::format("event fd: ctx {}: the device has no context "
+                                              "events (API 1.3)",
+                                              ctx_->id));
+  }
+  drm_npu_ctx_events e{};
+  e.ctx_id = ctx_->id;
+  NPU_TRY(
+      ctx_->dev->ioctl(DRM_IOCTL_NPU_CTX_EVENTS, &e, fmt::format("event fd: ctx {}", ctx_->id)));
+  return UniqueFd(e.fd);
 }
 
 Expected<ContextState> Context::state() const {

@@ -155,22 +155,23 @@ int DaemonChannel::ioctl(unsigned long request, void* arg) {
   // What the daemon's driver does not answer fails there as here (EINVAL), but without a
   // table row the user pointers inside the struct are unknown, so it is not sent at all.
   const IoctlInfo* info = find_ioctl(request);
-  if (info == nullptr || _IOC_SIZE(request) != info->size) {
+  if (info == nullptr) {
     errno = EINVAL;
     return -1;
   }
-  auto packed = wire::pack_request(*info, arg);
+  const uint32_t user_size = _IOC_SIZE(request);
+  auto packed = wire::pack_request(*info, arg, user_size);
   if (!packed) {
     errno = packed.error().code;
     return -1;
   }
   npu_daemon_ioctl req{};
-  req.request = request;
+  req.request = info->request;  // at the struct's current size
   req.arg_size = info->size;
   req.extra_size = static_cast<uint32_t>(packed->extra.size());
   const std::array parts{wire::bytes_of(req), std::span<const std::byte>(packed->arg),
                          std::span<const std::byte>(packed->extra)};
-  auto reply = call(NPU_DAEMON_IOCTL, parts);
+  auto reply = call(NPU_DAEMON_IOCTL, parts, packed->fds);
   if (!reply) {
     errno = EIO;  // the daemon is gone or ended the connection
     return -1;
@@ -187,8 +188,8 @@ int DaemonChannel::ioctl(unsigned long request, void* arg) {
     return -1;
   }
   const std::span<const std::byte> body(p.data() + sizeof(r), p.size() - sizeof(r));
-  if (const int err = wire::unpack_reply(*info, arg, body.first(info->size),
-                                         body.subspan(info->size), r.ret == 0);
+  if (const int err = wire::unpack_reply(*info, arg, user_size, body.first(info->size),
+                                         body.subspan(info->size), reply->fds, r.ret == 0);
       err != 0) {
     errno = err;
     return -1;

@@ -11,16 +11,20 @@
 #include <cerrno>
 #include <cstring>
 
-namespace npu::wire {
-
-static_assert(std::endian::native == std::endian::little,
-              "the npu-daemon protocol is little-endian; this host is not");
-static_assert(sizeof(npu_daemon_header) == 16);
+namespace npu {
 
 void UniqueFd::reset(int fd) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = fd;
 }
+
+}  // namespace npu
+
+namespace npu::wire {
+
+static_assert(std::endian::native == std::endian::little,
+              "the npu-daemon protocol is little-endian; this host is not");
+static_assert(sizeof(npu_daemon_header) == 16);
 
 namespace {
 

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstring>
 
+#include <sys/ioctl.h>
+
 #include "npu_accel.h"
 
 namespace npu {
@@ -67,6 +69,44 @@ constexpr Deadline kDeadlines[] = {
 #include "npu_ioctls.def"
 };
 
+struct MinSize {
+  unsigned long request;
+  uint32_t size;
+};
+constexpr MinSize kMinSizes[] = {
+#define NPU_IOCTL_MIN_SIZE(REQ, size) {DRM_IOCTL_##REQ, (size)},
+#include "npu_ioctls.def"
+    {0, 0},
+};
+
+constexpr FdField kFds[] = {
+#define NPU_IOCTL_FD_IN(REQ, type, field) \
+  FdField{FdField::Kind::kIn, offsetof(type, field), 0, 0, 1},
+#define NPU_IOCTL_FD_OUT(REQ, type, field) \
+  FdField{FdField::Kind::kOut, offsetof(type, field), 0, 0, 1},
+#define NPU_IOCTL_FD_ARRAY(REQ, type, ptr, count, max_fds)                   \
+  FdField{FdField::Kind::kArray, offsetof(type, ptr), offsetof(type, count), \
+          NPU_FIELD_SIZE(type, count), (max_fds)},
+#include "npu_ioctls.def"
+};
+constexpr unsigned long kFdOwner[] = {
+#define NPU_IOCTL_FD_IN(REQ, type, field) DRM_IOCTL_##REQ,
+#define NPU_IOCTL_FD_OUT(REQ, type, field) DRM_IOCTL_##REQ,
+#define NPU_IOCTL_FD_ARRAY(REQ, type, ptr, count, max_fds) DRM_IOCTL_##REQ,
+#include "npu_ioctls.def"
+};
+static_assert(std::size(kFds) == std::size(kFdOwner));
+
+// The rows of `owner` that belong to `request` (the rows of one ioctl stand together).
+template <typename Row, size_t N>
+std::span<const Row> rows_of(const Row (&rows)[N], const unsigned long (&owner)[N],
+                             unsigned long request) {
+  const auto* first = std::find(std::begin(owner), std::end(owner), request);
+  const auto* last =
+      std::find_if(first, std::end(owner), [&](unsigned long o) { return o != request; });
+  return std::span<const Row>(rows).subspan(first - std::begin(owner), last - first);
+}
+
 using Table = std::array<IoctlInfo, std::size(kRows)>;
 
 Table build() {
@@ -78,12 +118,14 @@ Table build() {
     info.name = r.name;
     info.size = r.size;
     info.core = r.core;
-    const auto* first = std::find(std::begin(kBufferOwner), std::end(kBufferOwner), r.request);
-    const auto* last = std::find_if(first, std::end(kBufferOwner),
-                                    [&](unsigned long owner) { return owner != r.request; });
-    info.buffers = std::span(kBuffers).subspan(first - std::begin(kBufferOwner), last - first);
+    info.buffers = rows_of(kBuffers, kBufferOwner, r.request);
+    info.fds = rows_of(kFds, kFdOwner, r.request);
+    info.min_size = r.size;
     for (const Deadline& d : kDeadlines) {
       if (d.request == r.request) info.deadline_offset = d.offset;
+    }
+    for (const MinSize& m : kMinSizes) {
+      if (m.request == r.request) info.min_size = m.size;
     }
   }
   return t;
@@ -113,6 +155,22 @@ void UserBuffer::set_len(std::byte* arg, uint64_t value) const {
   }
 }
 
+int32_t FdField::fd(const std::byte* arg) const {
+  return static_cast<int32_t>(load<uint32_t>(arg + offset));
+}
+void FdField::set_fd(std::byte* arg, int32_t fd) const {
+  store<uint32_t>(arg + offset, static_cast<uint32_t>(fd));
+}
+uint64_t FdField::ptr(const std::byte* arg) const {
+  return load<uint64_t>(arg + offset);
+}
+void FdField::set_ptr(std::byte* arg, uint64_t value) const {
+  store<uint64_t>(arg + offset, value);
+}
+uint64_t FdField::count(const std::byte* arg) const {
+  return count_size == 8 ? load<uint64_t>(arg + count_offset) : load<uint32_t>(arg + count_offset);
+}
+
 int64_t IoctlInfo::deadline(const std::byte* arg) const {
   return static_cast<int64_t>(load<uint64_t>(arg + deadline_offset));
 }
@@ -125,8 +183,13 @@ std::span<const IoctlInfo> ioctl_table() {
 }
 
 const IoctlInfo* find_ioctl(unsigned long request) {
+  const auto same_call = [](unsigned long a, unsigned long b) {
+    return _IOC_TYPE(a) == _IOC_TYPE(b) && _IOC_NR(a) == _IOC_NR(b) && _IOC_DIR(a) == _IOC_DIR(b);
+  };
   for (const IoctlInfo& info : table()) {
-    if (info.request == request) return &info;
+    if (!same_call(info.request, request)) continue;
+    const uint32_t size = _IOC_SIZE(request);
+    return size >= info.min_size && size <= info.size ? &info : nullptr;
   }
   return nullptr;
 }

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "npu/fence.h"
 #include "npu/isa/validate.h"
 #include "state.h"
 
@@ -113,8 +114,8 @@ Expected<std::pair<H, std::vector<E>>> split_reply(const std::vector<std::byte>&
                                                    const char* what) {
   std::pair<H, std::vector<E>> out{};
   if (raw.size() < sizeof(H)) {
-    return make_error(EPROTO, fmt::format("{}: reply of {} bytes, shorter than its header", who,
-                                          raw.size()));
+    return make_error(
+        EPROTO, fmt::format("{}: reply of {} bytes, shorter than its header", who, raw.size()));
   }
   std::memcpy(&out.first, raw.data(), sizeof(H));
   const uint32_t n = out.first.*count;
@@ -175,6 +176,60 @@ Expected<HazardReport> Job::hazards() const {
   r.hazards.reserve(entries.size());
   for (const drm_npu_hazard& e : entries) r.hazards.push_back(hazard_from_abi(e));
   return r;
+}
+
+Expected<std::vector<JobRace>> Job::races() const {
+  const std::string who = fmt::format("races: ctx {} seqno {}", ctx_->id, seqno_);
+  if (!ctx_->dev->params.has(DRM_NPU_CAP_FENCES)) {
+    return make_error(EOPNOTSUPP, who + ": the device has no cross-job checker (API 1.3)");
+  }
+  auto bytes = query_job(*ctx_, seqno_, DRM_NPU_QUERY_JOB_RACES, sizeof(drm_npu_job_races), who);
+  if (!bytes) return bytes.error();
+  auto reply = split_reply<drm_npu_job_races, drm_npu_job_race>(
+      *bytes, &drm_npu_job_races::num_races, who, "races");
+  if (!reply) return reply.error();
+  const auto& [h, entries] = *reply;
+  if ((h.flags & DRM_NPU_HAZARDS_CHECKED) == 0) {
+    return make_error(EINVAL, who + ": the job was not submitted with racecheck");
+  }
+  std::vector<JobRace> out;
+  for (const drm_npu_job_race& e : entries) {
+    JobRace r;
+    r.kind = e.kind;
+    r.other_file = (e.flags & DRM_NPU_RACE_OTHER_FILE) != 0;
+    r.other_ctx = e.other_ctx;
+    r.other_seqno = e.other_seqno;
+    r.bo_handle = e.bo_handle;
+    r.begin = e.begin;
+    r.end = e.end;
+    r.other_cmd = e.first.cmd_index;
+    r.this_cmd = e.second.cmd_index;
+    out.push_back(r);
+  }
+  return out;
+}
+
+Expected<Fence> Job::fence() const {
+  if (fence_ == nullptr) {
+    return make_error(ENOENT, fmt::format("fence: ctx {} seqno {}: submitted without fence_out",
+                                          ctx_->id, seqno_));
+  }
+  return fence_->dup();
+}
+
+std::string describe_race(const JobRace& race) {
+  auto cmd = [](uint32_t c) {
+    return c == 0xffffffffu ? std::string("a command") : fmt::format("command {}", c);
+  };
+  const char* kind = race.kind == DRM_NPU_HAZARD_RAW   ? "RAW"
+                     : race.kind == DRM_NPU_HAZARD_WAR ? "WAR"
+                                                       : "WAW";
+  const std::string other = race.other_file
+                                ? std::string("a job of another file")
+                                : fmt::format("ctx {} seqno {}", race.other_ctx, race.other_seqno);
+  return fmt::format("{} on bo {} [{:#x}, {:#x}): {} {} -> {}, with nothing ordering them", kind,
+                     race.bo_handle, race.begin, race.end, other, cmd(race.other_cmd),
+                     cmd(race.this_cmd));
 }
 
 }  // namespace npu

@@ -1,6 +1,8 @@
 // FakeNpuKernel: default actions that delegate to a real kernel, per-request scripted
 // actions, and the SUBMIT recorder.
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -33,7 +35,9 @@ FakeNpuKernel::FakeNpuKernel(std::shared_ptr<KernelInterface> real) : real_(std:
   install_defaults();
 }
 
-FakeNpuKernel::~FakeNpuKernel() = default;
+FakeNpuKernel::~FakeNpuKernel() {
+  for (int fd : hung_fence_ends_) ::close(fd);  // the hung fences hang up now
+}
 
 void FakeNpuKernel::install_defaults() {
   using ::testing::_;
@@ -110,6 +114,26 @@ void FakeNpuKernel::fault_next_wait(const Fault& fault) {
 void FakeNpuKernel::report_hazards_next_submit(HazardReport report) {
   std::lock_guard lk(mu_);
   next_hazards_ = std::move(report);
+}
+
+void FakeNpuKernel::hang_next_fence() {
+  on_next(DRM_IOCTL_NPU_SUBMIT, [this](KernelInterface& real, int fd, void* arg) {
+    auto& s = *static_cast<drm_npu_submit*>(arg);
+    const int ret = real.ioctl(fd, DRM_IOCTL_NPU_SUBMIT, arg);
+    if (ret != 0 || (s.flags & DRM_NPU_SUBMIT_FENCE_OUT) == 0) return ret;
+    // Swap the real fence for one end of a pair whose other end nobody ever writes.
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return ret;
+    ::close(s.fence_fd);
+    s.fence_fd = sv[0];
+    std::lock_guard lk(mu_);
+    hung_fence_ends_.push_back(sv[1]);
+    return ret;
+  });
+}
+
+void FakeNpuKernel::fail_next_import(int err) {
+  fail_next(DRM_IOCTL_NPU_BO_IMPORT, err);
 }
 
 void FakeNpuKernel::clear_scripts() {

@@ -26,9 +26,11 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "npu/device.h"
 #include "npu/expected.h"
+#include "npu/unique_fd.h"
 
 namespace npu {
 
@@ -65,6 +67,11 @@ class Buffer {
   /// EOPNOTSUPP on a device without DRM_NPU_CAP_BO_WAIT.
   Expected<void> wait_idle(std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max());
 
+  /// A descriptor for the BO's pages (BO_EXPORT, API 1.3): Device::import_buffer() makes it a
+  /// Buffer of another Device, in this process or another (send the descriptor over a UNIX
+  /// socket). The pages live while any Buffer, queued job or such descriptor holds them.
+  Expected<UniqueFd> export_fd(bool cloexec = true) const;
+
   /// Unmaps and closes now, reporting errors the destructor would only log. The Buffer is
   /// empty afterwards.
   Expected<void> close();
@@ -82,7 +89,10 @@ class Buffer {
   const std::shared_ptr<detail::DeviceState>& device_state() const { return dev_; }
 
  private:
+  friend class Device;
   Buffer() = default;
+  /// Fills handle, addresses and sizes from BO_INFO (after BO_CREATE or BO_IMPORT).
+  Expected<void> describe(const std::string& who);
   Expected<void> release();
 
   std::shared_ptr<detail::DeviceState> dev_;

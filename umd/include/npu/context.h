@@ -6,7 +6,10 @@
 // device, see command_buffer.h), uploads it and queues it; it returns once the kernel copied
 // and checked the buffer, so the CommandBuffer and the Buffers it references may be changed
 // or dropped afterwards. SubmitOptions::racecheck runs the job under the device's
-// synchronization checker (docs/racecheck.md; Job::hazards() reads the result). A job that faults (or hangs until the watchdog resets the device)
+// synchronization checker (docs/racecheck.md; Job::hazards() reads the result, Job::races()
+// what it found against other contexts' jobs). SubmitOptions::fence_out gives the job a fence
+// (npu/fence.h) and SubmitOptions::after makes it wait for others, of any context or process
+// (API 1.3). A job that faults (or hangs until the watchdog resets the device)
 // bans its context: its queued jobs end ABORTED and later submits fail with ECANCELED;
 // state() reports the ban and the fault. Create a new Context to go on.
 //
@@ -20,10 +23,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "npu/command_buffer.h"
 #include "npu/device.h"
 #include "npu/expected.h"
+#include "npu/fence.h"
 #include "npu/job.h"
 
 namespace npu {
@@ -39,6 +44,11 @@ struct SubmitOptions {
   /// DRM_NPU_SUBMIT_RACECHECK: report hazards between engines (needs DRM_NPU_CAP_RACECHECK,
   /// EOPNOTSUPP otherwise). Results and cycles are the same either way.
   bool racecheck = false;
+  /// DRM_NPU_SUBMIT_FENCE_OUT: the job gets an out-fence (Job::fence()). API 1.3.
+  bool fence_out = false;
+  /// In-fences: the job starts once all of these signalled; one whose job did not end OK
+  /// aborts it (status kAborted, fault DEPENDENCY). At most DRM_NPU_MAX_IN_FENCES. API 1.3.
+  std::span<const Fence> after;
 };
 
 struct ContextState {
@@ -64,6 +74,9 @@ class Context {
   /// Finalizes `cmdbuf` when needed and queues it.
   Expected<Job> submit(CommandBuffer& cmdbuf, const SubmitOptions& options = {});
   Expected<ContextState> state() const;
+  /// A new descriptor that becomes readable when a job of this context faults (banning it)
+  /// or the device resets: an eventfd counting those events (CTX_EVENTS, API 1.3).
+  Expected<UniqueFd> event_fd() const;
 
   uint32_t id() const;
   Priority priority() const;

@@ -9,7 +9,6 @@
 // arrived with it (closing them on error), so a peer cannot leak descriptors into us.
 // Threading: a socket may be read by one thread and written by another at the same time; two
 // writers (or two readers) of one socket need a lock around each call.
-// Lifetime: UniqueFd closes its descriptor when destroyed.
 #pragma once
 
 #include <cstddef>
@@ -19,38 +18,17 @@
 #include <vector>
 
 #include "npu/expected.h"
+#include "npu/unique_fd.h"
 #include "npu_daemon.h"
 
 namespace npu::wire {
 
-/// An owned file descriptor (-1: none).
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd() { reset(); }
-  UniqueFd(UniqueFd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept {
-    if (this != &o) {
-      reset();
-      fd_ = std::exchange(o.fd_, -1);
-    }
-    return *this;
-  }
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
+/// The owned descriptor (npu/unique_fd.h), by its former name here.
+using UniqueFd = npu::UniqueFd;
 
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() { return std::exchange(fd_, -1); }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
-
-/// Most descriptors one message may carry (MAP replies carry one).
-inline constexpr size_t kMaxFds = 4;
+/// Most descriptors one message may carry (MAP replies carry one, SUBMIT up to
+/// DRM_NPU_MAX_IN_FENCES in-fences).
+inline constexpr size_t kMaxFds = 64;
 
 struct Message {
   npu_daemon_header header{};

@@ -38,6 +38,9 @@ namespace detail {
 struct DeviceState;
 }
 
+class Buffer;
+struct BufferOptions;
+
 /// The device's address-space range for BOs (DRM_NPU_PARAM_VA_*).
 struct VaRange {
   uint64_t start = 0;
@@ -96,6 +99,12 @@ class Device {
 
   /// One GET_PARAM, uncached.
   Expected<uint64_t> get_param(uint32_t param) const;
+  /// A Buffer of this device for the descriptor another Buffer::export_fd() made (BO_IMPORT,
+  /// API 1.3), placed as `options` say (device_read_only, fixed_va). EEXIST when the BO is
+  /// already a Buffer of this device (its own export); EINVAL for a descriptor that is no
+  /// exported BO of this device, EBADF for one that is not open.
+  Expected<Buffer> import_buffer(int fd, const BufferOptions& options) const;
+  Expected<Buffer> import_buffer(int fd) const;
   Expected<drm_npu_device_info> device_info() const;
   Expected<std::vector<EngineInfo>> engine_info() const;
   /// Device-lifetime counters (QUERY COUNTERS).

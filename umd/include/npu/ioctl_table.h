@@ -30,12 +30,30 @@ struct UserBuffer {
   void set_len(std::byte* arg, uint64_t value) const;
 };
 
+/// A descriptor field of an ioctl's argument struct (NPU_IOCTL_FD_* rows).
+struct FdField {
+  enum class Kind : uint8_t { kIn, kOut, kArray };
+  Kind kind = Kind::kIn;
+  uint32_t offset = 0;        // the __s32 field (kIn, kOut) or the user pointer (kArray)
+  uint32_t count_offset = 0;  // kArray: the element-count field
+  uint32_t count_size = 0;    // kArray: its width in bytes
+  uint32_t max = 0;           // kArray: most descriptors
+
+  int32_t fd(const std::byte* arg) const;
+  void set_fd(std::byte* arg, int32_t fd) const;
+  uint64_t ptr(const std::byte* arg) const;
+  void set_ptr(std::byte* arg, uint64_t value) const;
+  uint64_t count(const std::byte* arg) const;
+};
+
 struct IoctlInfo {
   unsigned long request = 0;
   const char* name = "";  // "SUBMIT", "VERSION", ...
   uint32_t size = 0;      // the argument struct's size (== _IOC_SIZE(request))
+  uint32_t min_size = 0;  // the smallest _IOC_SIZE accepted (a grown struct's first size)
   bool core = false;      // a core DRM ioctl (drm.h), not one of the driver's
   std::span<const UserBuffer> buffers;
+  std::span<const FdField> fds;
   int32_t deadline_offset = -1;  // offset of the __s64 absolute deadline; -1: never blocks
 
   bool blocks() const { return deadline_offset >= 0; }
@@ -46,7 +64,8 @@ struct IoctlInfo {
 /// Every row of npu_ioctls.def (core ioctls first, then the driver's in number order).
 std::span<const IoctlInfo> ioctl_table();
 
-/// The row of `request`, or nullptr when the node does not answer it.
+/// The row of `request` — its type and number, with a size from min_size to size — or
+/// nullptr when the node does not answer it.
 const IoctlInfo* find_ioctl(unsigned long request);
 
 }  // namespace npu

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "npu/expected.h"
@@ -35,6 +36,8 @@ namespace detail {
 struct ContextHandle;
 struct JobCache;
 }  // namespace detail
+
+class Fence;
 
 enum class JobStatus : uint32_t {
   kOk = DRM_NPU_JOB_OK,
@@ -74,6 +77,22 @@ struct CommandTiming {
   uint64_t start_cycle = 0, end_cycle = 0;
 };
 
+/// A race the cross-job checker found (drm_npu_job_race): this job and an earlier, unordered
+/// job of another context touch the same bytes of one BO, one of them writing.
+struct JobRace {
+  uint32_t kind = 0;            // DRM_NPU_HAZARD_RAW / _WAR / _WAW, from the earlier job
+  bool other_file = false;      // the earlier job is another file's (ctx and seqno unknown)
+  uint32_t other_ctx = 0;       // its context in this file
+  uint64_t other_seqno = 0;     // its seqno
+  uint32_t bo_handle = 0;       // this file's handle of the memory
+  uint64_t begin = 0, end = 0;  // offsets in the BO
+  uint32_t other_cmd = 0;       // the earlier job's command (0xffffffff: unknown)
+  uint32_t this_cmd = 0;        // this job's command (0xffffffff: unknown)
+};
+
+/// "RAW on bo 3 [0x0, 0x100): ctx 2 seqno 5 command 3 -> command 7".
+std::string describe_race(const JobRace& race);
+
 struct JobProfile {
   uint64_t seqno = 0;
   uint64_t cycles = 0;
@@ -98,6 +117,12 @@ class Job {
   Expected<JobProfile> profile() const;
   /// The synchronization checker's hazards in a retired job.
   Expected<HazardReport> hazards() const;
+  /// What the checker found between this job and unordered jobs of other contexts on the
+  /// same memory (QUERY JOB_RACES, API 1.3; the job must have been submitted with racecheck).
+  Expected<std::vector<JobRace>> races() const;
+  /// A descriptor of the job's out-fence (a new one each call), when it was submitted with
+  /// SubmitOptions::fence_out; ENOENT otherwise.
+  Expected<Fence> fence() const;
 
   uint32_t context_id() const;
   uint64_t seqno() const { return seqno_; }
@@ -109,6 +134,7 @@ class Job {
   std::shared_ptr<detail::ContextHandle> ctx_;
   uint64_t seqno_ = 0;
   std::shared_ptr<detail::JobCache> cache_;
+  std::shared_ptr<const Fence> fence_;  // the out-fence, when asked for
 };
 
 /// CLOCK_MONOTONIC now, in ns (the clock of deadlines and JobResult times).

@@ -8,10 +8,10 @@
 //
 // Backend selection happens in ONE place, open_kernel(): the device string's scheme (the text
 // before the first ':') picks a registered factory; "drm:[NODE]" (or a path starting with
-// '/') opens a real device node (npu/drm_kernel.h). "emu:" is the default device string, but libnpu does not contain the emulator:
-// its backend registers the "emu" scheme when the program links the CMake target npu::emu
-// (npu/emu/backend.h); without it, opening "emu:" fails with an error saying what to link.
-// The device string comes from an explicit argument, else the NPU_DEVICE environment
+// '/') opens a real device node (npu/drm_kernel.h). "emu:" is the default device string, but libnpu
+// does not contain the emulator: its backend registers the "emu" scheme when the program links the
+// CMake target npu::emu (npu/emu/backend.h); without it, opening "emu:" fails with an error saying
+// what to link. The device string comes from an explicit argument, else the NPU_DEVICE environment
 // variable, else "emu:". When ioctl tracing is on
 // (NPU_TRACE_IOCTL=1 or set_ioctl_tracing(true)) the kernel is wrapped in a TracingKernel.
 //

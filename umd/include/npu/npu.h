@@ -78,6 +78,12 @@ uint32_t npu_buffer_handle(const npu_buffer_t* buffer);
  * running job uses the buffer (DRM_IOCTL_NPU_BO_WAIT). NPU_ERROR_TIMEOUT while one does. */
 npu_status_t npu_buffer_wait_idle(npu_buffer_t* buffer, int64_t timeout_ns);
 void npu_buffer_free(npu_buffer_t* buffer);
+/** A descriptor for the buffer's pages (API 1.3), close-on-exec; the caller closes it. Import
+ * it with npu_buffer_import() on another device handle, in this process or another. */
+npu_status_t npu_buffer_export(const npu_buffer_t* buffer, int* fd);
+/** A buffer of `device` for an exported descriptor; `flags`/`fixed_va` as npu_buffer_alloc. */
+npu_status_t npu_buffer_import(npu_device_t* device, int fd, uint32_t flags, uint64_t fixed_va,
+                               npu_buffer_t** out);
 
 /* Contexts. `priority` is DRM_NPU_PRIORITY_*. */
 npu_status_t npu_context_create(npu_device_t* device, uint32_t priority, npu_context_t** out);
@@ -85,6 +91,9 @@ uint32_t npu_context_id(const npu_context_t* context);
 /** Whether the context is banned (after a fault): *banned 0 or 1. */
 npu_status_t npu_context_banned(npu_context_t* context, int* banned);
 void npu_context_destroy(npu_context_t* context);
+/** A new descriptor (the caller closes it) that becomes readable when a job of the context
+ * faults or the device resets: an eventfd counting those events (API 1.3). */
+npu_status_t npu_context_event_fd(npu_context_t* context, int* fd);
 
 /* Raw command buffers: prebuilt bytes (struct npu_cmdbuf_header + commands, npu_isa.h) plus
  * the buffers they touch. The bytes are copied. */
@@ -97,6 +106,7 @@ void npu_cmdbuf_destroy(npu_cmdbuf_t* cmdbuf);
 /* Submit flags. */
 #define NPU_SUBMIT_SKIP_VALIDATION 0x1u /* emulator: let the device meet bad commands */
 #define NPU_SUBMIT_RACECHECK 0x2u       /* run under the synchronization checker (hazards) */
+#define NPU_SUBMIT_FENCE_OUT 0x4u       /* (API 1.3) the job gets an out-fence: npu_job_fence() */
 
 /** Validates (unless NPU_SUBMIT_SKIP_VALIDATION), uploads and queues the command buffer;
  * NPU_SUBMIT_RACECHECK runs it under the synchronization checker (npu_job_hazards()). */
@@ -108,6 +118,13 @@ typedef struct npu_buffer_use {
   npu_buffer_t* buffer;
   uint32_t access; /* DRM_NPU_ACCESS_* */
 } npu_buffer_use_t;
+
+/** npu_cmdbuf_submit, the job starting once the `num_fences` fence descriptors at `fences`
+ * (from npu_job_fence(), of any context or process; the caller keeps them) have signalled
+ * (API 1.3). A fence whose job did not end OK aborts this one (status ABORTED, fault kind
+ * DRM_NPU_FAULT_DEPENDENCY). */
+npu_status_t npu_cmdbuf_submit_after(npu_context_t* context, npu_cmdbuf_t* cmdbuf, uint32_t flags,
+                                     const int* fences, size_t num_fences, npu_job_t** out);
 
 /** One-shot: npu_cmdbuf_create + npu_cmdbuf_use for each entry + npu_cmdbuf_submit. */
 npu_status_t npu_submit(npu_context_t* context, const void* bytes, size_t size,
@@ -134,6 +151,18 @@ typedef struct npu_job_result {
  * the time passed; NPU_OK with result->status for a retired job. */
 npu_status_t npu_job_wait(npu_job_t* job, int64_t timeout_ns, npu_job_result_t* result);
 uint64_t npu_job_seqno(const npu_job_t* job);
+/** A new descriptor of the job's out-fence (submitted with NPU_SUBMIT_FENCE_OUT): readable once
+ * the job retired; the caller closes it. NPU_ERROR_NOT_FOUND without the flag. */
+npu_status_t npu_job_fence(const npu_job_t* job, int* fd);
+
+#define NPU_FENCE_WAIT_ALL 0x1u /* wait for every fence (default: any one) */
+/** Waits up to `timeout_ns` (relative; < 0 waits forever, 0 polls) for any (or, with
+ * NPU_FENCE_WAIT_ALL, all) of `num_fences` fence descriptors; *first (may be NULL) is the
+ * lowest index that signalled. NPU_ERROR_TIMEOUT / NPU_ERROR_BUSY when the time passed. */
+npu_status_t npu_fence_wait(const int* fences, size_t num_fences, uint32_t flags,
+                            int64_t timeout_ns, size_t* first);
+/** The DRM_NPU_JOB_* status of a signalled fence's job; NPU_ERROR_BUSY before it signalled. */
+npu_status_t npu_fence_status(int fence, uint32_t* status);
 
 /** One hazard of the synchronization checker (docs/racecheck.md): commands `first_cmd` and
  * `second_cmd` (earlier and later in the buffer) of different engines touch bytes

@@ -13,6 +13,7 @@
 //   kernel->fail_next(DRM_IOCTL_NPU_SUBMIT, EINVAL);   // next SUBMIT: -1, errno EINVAL
 //   kernel->interrupt_next_wait(3);                    // next 3 WAITs: EINTR, then real
 //   kernel->report_hazards_next_submit(report);        // that job's QUERY JOB_HAZARDS
+//   kernel->hang_next_fence();                         // next out-fence never signals
 //   EXPECT_CALL(*kernel, ioctl(_, DRM_IOCTL_NPU_BO_CLOSE, _)).Times(2);
 //
 // FakeNpuKernel also installs catch-all expectations (EXPECT_CALL(...).Times(AnyNumber()))
@@ -111,6 +112,12 @@ class FakeNpuKernel : public MockKernel {
   /// synchronization checker had found these hazards), whatever the device found; the job
   /// itself runs for real.
   void report_hazards_next_submit(HazardReport report);
+  /// The next SUBMIT asking for an out-fence (API 1.3) runs for real, but hands back a fence
+  /// that never signals (a descriptor the fake keeps unsignalled until it is destroyed): for
+  /// testing what a driver does with a dependency that never completes.
+  void hang_next_fence();
+  /// The next BO_IMPORT fails with `err` (EINVAL: not an exported BO of this device).
+  void fail_next_import(int err = EINVAL);
   /// Drops every pending scripted action.
   void clear_scripts();
 
@@ -134,6 +141,7 @@ class FakeNpuKernel : public MockKernel {
   std::map<unsigned long, size_t> calls_;
   std::optional<HazardReport> next_hazards_;
   std::map<std::tuple<int, uint32_t, uint64_t>, HazardReport> hazards_;  // (fd, ctx, seqno)
+  std::vector<int> hung_fence_ends_;  // the kept ends of hang_next_fence()'s fences
 };
 
 }  // namespace npu::testing
