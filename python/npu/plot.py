@@ -2,7 +2,9 @@
 
 - roofline(): each layer's achieved MACs per cycle against its arithmetic intensity (MACs per
   DRAM byte), under the device's compute roofs (the MAC array at int8, fp16/bf16 and fp32) and
-  its DMA roof (dma_in and dma_out together);
+  its DMA roofs: one DMA engine's bandwidth (a layer whose bytes all go one way, such as a
+  weight-streaming matrix product, is bound by it) and both engines' together (no layer can
+  move its bytes faster);
 - cycles(): the compiler's estimated cycles next to the measured ones, per layer;
 - summary(): both side by side.
 
@@ -61,7 +63,7 @@ def _config(source, device_config):
     return _npu.device_config()
 
 
-def _save(fig, canvas, path):
+def _save(fig, path):
     if path is not None:
         fig.savefig(os.fspath(path), dpi=120)
     return fig
@@ -78,13 +80,16 @@ def _draw_roofline(ax, rows, kind, cfg):
     roofs = [("int8", m["int8_rows"] * m["int8_cols"]),
              ("fp16/bf16", m["fp16_rows"] * m["fp16_cols"]),
              ("fp32", m["fp32_rows"] * m["fp32_cols"])]
-    dma = 2 * cfg["dma"]["bytes_per_cycle"]  # dma_in and dma_out at once: B / (2 * bpc)
+    bpc = cfg["dma"]["bytes_per_cycle"]
+    dma = 2 * bpc  # dma_in and dma_out at once: no layer moves its bytes faster
     lo = min(xs + [r / dma for _, r in roofs]) / 2
-    hi = max(xs + [r / dma for _, r in roofs]) * 2
+    hi = max(xs + [r / bpc for _, r in roofs]) * 2
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.plot([lo, hi], [dma * lo, dma * hi], color="0.4", linestyle="--",
-            label=f"DMA roof ({dma} B/cycle, in + out)")
+    ax.plot([lo, hi], [dma * lo, dma * hi], color="0.5", linestyle="--",
+            label=f"DMA roof, in + out ({dma} B/cycle)")
+    ax.plot([lo, hi], [bpc * lo, bpc * hi], color="0.5", linestyle=(0, (1, 1)),
+            label=f"DMA roof, one direction ({bpc} B/cycle)")
     for (name, peak), style in zip(roofs, ["-", "-.", ":"]):
         ax.plot([peak / dma, hi], [peak, peak], color="0.2", linestyle=style,
                 label=f"{name} MAC array ({peak} MACs/cycle)")
@@ -94,7 +99,7 @@ def _draw_roofline(ax, rows, kind, cfg):
         sel = [i for i, r in enumerate(points) if r["op"] == op]
         ax.scatter([xs[i] for i in sel], [ys[i] for i in sel], color=colors[op], label=op,
                    zorder=3, s=28)
-    if len(points) <= 24:
+    if len(points) <= 12:
         for x, y, r in zip(xs, ys, points):
             ax.annotate(r["layer"].split("/")[-2] if r["layer"].count("/") >= 2 else r["layer"],
                         (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
@@ -131,12 +136,12 @@ def roofline(source, path=None, *, device_config=None, title=None):
     Figure, Canvas = _matplotlib()
     rows, kind = _rows(source)
     fig = Figure(figsize=(7, 5))
-    canvas = Canvas(fig)
+    Canvas(fig)  # draws with Agg, never pyplot
     ax = fig.add_subplot(1, 1, 1)
     _draw_roofline(ax, rows, kind, _config(source, device_config))
     ax.set_title(title or "roofline per layer")
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return _save(fig, path)
 
 
 def cycles(source, path=None, *, title=None):
@@ -147,23 +152,26 @@ def cycles(source, path=None, *, title=None):
     if not rows:
         raise _npu.Error("npu.plot.cycles: no device layers to plot")
     fig = Figure(figsize=(7, max(3, 0.22 * len(rows) + 1.2)))
-    canvas = Canvas(fig)
+    Canvas(fig)  # draws with Agg, never pyplot
     ax = fig.add_subplot(1, 1, 1)
     _draw_cycles(ax, rows, kind)
     ax.set_title(title or f"cycles per layer ({kind})")
     fig.tight_layout()
-    return _save(fig, canvas, path)
+    return _save(fig, path)
 
 
 def summary(source, path=None, *, device_config=None, title=None):
     """roofline() and cycles() side by side in one Figure, written to `path` when given."""
     Figure, Canvas = _matplotlib()
     rows, kind = _rows(source)
-    fig = Figure(figsize=(13, max(5, 0.22 * len(rows) + 1.2)))
-    canvas = Canvas(fig)
-    _draw_roofline(fig.add_subplot(1, 2, 1), rows, kind, _config(source, device_config))
+    fig = Figure(figsize=(13, max(5.5, 0.17 * len(rows) + 1.5)))
+    Canvas(fig)  # draws with Agg, never pyplot
+    roof = fig.add_subplot(1, 2, 1)
+    _draw_roofline(roof, rows, kind, _config(source, device_config))
+    roof.set_box_aspect(0.85)  # square-ish at the top, however many layers the bars list
+    roof.set_anchor("N")
     _draw_cycles(fig.add_subplot(1, 2, 2), rows, kind)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    return _save(fig, canvas, path)
+    fig.tight_layout(rect=(0, 0, 1, 0.97 if title else 1))
+    return _save(fig, path)
