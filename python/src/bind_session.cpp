@@ -171,14 +171,15 @@ float32"). The GIL is released while the model runs.)")
       .def("close", &Session::close, py::call_guard<py::gil_scoped_release>(),
            "Waits for the runs in flight, then frees the model's device memory. Later runs "
            "raise npu.Error; closing twice is fine.")
-      .def("__enter__", [](py::object self) { return self; })
+      .def(
+          "__enter__", [](py::object self) { return self; }, "Returns the session.")
       .def(
           "__exit__",
           [](Session& s, py::handle, py::handle, py::handle) {
             py::gil_scoped_release nogil;
             s.close();
           },
-          py::arg("exc_type"), py::arg("exc"), py::arg("tb"))
+          py::arg("exc_type"), py::arg("exc"), py::arg("tb"), "close()s the session.")
       .def("__repr__", [](const Session& s) {
         return "<npu.Session " + s.name() + " on " + s.device() + (s.closed() ? " (closed)" : "") +
                ">";
