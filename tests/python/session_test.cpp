@@ -57,12 +57,19 @@ std::vector<float> run_row(Session& s, const std::vector<float>& x) {
   return out->at("y").values<float>();
 }
 
-TEST(PythonSession, ThreadsShareOneSession) {
+/// A session of batch_package() on "emu:" with up to `max_instances` Models, or null.
+std::unique_ptr<Session> open_session(const std::string& name, size_t max_instances) {
   SessionOptions options;
-  options.max_instances = 3;
-  auto s = Session::open(batch_package(), "t.npub", "emu:", std::nullopt, options);
-  ASSERT_TRUE(s) << s.error().message;
-  Session& session = **s;
+  options.max_instances = max_instances;
+  auto s = Session::open(batch_package(), name, "emu:", std::nullopt, options);
+  EXPECT_TRUE(s) << s.error().message;
+  return s ? std::move(*s) : nullptr;
+}
+
+TEST(PythonSession, ThreadsShareOneSession) {
+  auto s = open_session("t.npub", 3);
+  ASSERT_TRUE(s);
+  Session& session = *s;
   EXPECT_EQ(session.instances(), 1u);
   ASSERT_EQ(session.inputs().size(), 1u);
   EXPECT_EQ(session.inputs()[0].name, "x");
@@ -90,11 +97,9 @@ TEST(PythonSession, ThreadsShareOneSession) {
 }
 
 TEST(PythonSession, CloseWhileThreadsRun) {
-  SessionOptions options;
-  options.max_instances = 2;
-  auto s = Session::open(batch_package(), "c.npub", "emu:", std::nullopt, options);
-  ASSERT_TRUE(s) << s.error().message;
-  Session& session = **s;
+  auto s = open_session("c.npub", 2);
+  ASSERT_TRUE(s);
+  Session& session = *s;
   std::atomic<int> ok{0}, closed{0}, other{0};
   std::vector<std::thread> threads;
   for (int t = 0; t < 3; ++t) {
@@ -137,14 +142,14 @@ TEST(PythonSession, Errors) {
   EXPECT_EQ(zero.error().message, "z.npub: max_parallel must be at least 1");
   auto bad_device = Session::open(batch_package(), "d.npub", "nosuch:", std::nullopt, {});
   ASSERT_FALSE(bad_device);
-  auto s = Session::open(batch_package(), "e.npub", "emu:", std::nullopt, {});
-  ASSERT_TRUE(s) << s.error().message;
+  auto s = open_session("e.npub", 1);
+  ASSERT_TRUE(s);
   const std::vector<float> x = input_row(0);
   auto unknown =
-      (*s)->run({{"z", ArrayView(DType::kFloat32, {1, 8}, std::as_bytes(std::span(x)))}}, {});
+      s->run({{"z", ArrayView(DType::kFloat32, {1, 8}, std::as_bytes(std::span(x)))}}, {});
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().message.find("unknown input 'z'"), std::string::npos);
-  EXPECT_TRUE(near(run_row(**s, x), softmax(relu_of(x))));  // still usable
+  EXPECT_TRUE(near(run_row(*s, x), softmax(relu_of(x))));  // still usable
 }
 
 }  // namespace
