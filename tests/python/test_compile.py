@@ -75,12 +75,17 @@ def test_compile_from_bytes_equals_from_path(fm_package):
     assert from_bytes.name == "<bytes>"
 
 
-def test_precision_and_int8(fm_package, fm_batch):
+@pytest.fixture(scope="module")
+def int8_file():
+    """Fashion-MNIST quantized with the calibration images given as a .npy path."""
+    return npu.compile(FM / "fashion_mnist.onnx", quantize="int8",
+                       calibration=FM / "calibration.npy")
+
+
+def test_precision_and_int8(fm_package, int8_file):
     fp16 = npu.compile(FM / "fashion_mnist.onnx", precision="fp16")
     cal = np.load(FM / "calibration.npy")
     int8 = npu.compile(FM / "fashion_mnist.onnx", quantize="int8", calibration=cal)
-    int8_file = npu.compile(FM / "fashion_mnist.onnx", quantize="int8",
-                            calibration=FM / "calibration.npy")
     assert int8.to_bytes() != fm_package.to_bytes()
     strip = lambda m: {k: v for k, v in m.items() if k != "model"}  # noqa: E731
     assert strip(int8.metadata) == strip(int8_file.metadata)
@@ -152,12 +157,11 @@ def test_corrupt_packages_raise(fm_package, tmp_path):
         npu.load(tmp_path / "missing.npub")
 
 
-def test_int8_tool_and_module_agree(tmp_path):
+def test_int8_tool_and_module_agree(tmp_path, int8_file):
     out = tmp_path / "q.npub"
     run_tool(tool("npu-compile"), FM / "fashion_mnist.onnx", "-o", out, "--quantize", "int8",
              "--calibration", FM / "calibration.npy")
-    mine = npu.compile(FM / "fashion_mnist.onnx", quantize="int8",
-                       calibration=FM / "calibration.npy")
+    mine = int8_file
     cli = npu.load(out)
     assert {k: v for k, v in cli.metadata.items() if k != "model"} == \
         {k: v for k, v in mine.metadata.items() if k != "model"}
