@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need, only those missing. Idempotent;
-# runs apt-get as root (or through sudo when available).
+# runs apt-get as root (or through sudo when available). The Python module (python/) is built
+# for Debian's /usr/bin/python3 with these packages, not for another python3 on PATH.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config ccache libdrm-dev nlohmann-json3-dev libspdlog-dev
       libgtest-dev libgmock-dev libcli11-dev libbenchmark-dev libeigen3-dev
       libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata zlib1g-dev
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev
+      pybind11-dev python3-dev python3-numpy python3-pytest python3-matplotlib)
 # --realmodels: what the scripts outside the default test run need (docs/realmodels.md:
-# torchvision exports; models/fashion_mnist/train.py and the int8 accuracy evaluation).
+# torchvision exports; models/fashion_mnist/train.py and the int8 accuracy evaluation;
+# examples/python/torchvision_precisions.py).
 if [ "${1:-}" = "--realmodels" ]; then
   pkgs+=(python3-numpy python3-onnx python3-torch python3-torchvision dataset-fashion-mnist)
 fi

@@ -283,6 +283,19 @@ def build_model(name):
     return model, shape, opset, n_bn
 
 
+def export_onnx(model, x, path, opset, keep_bn=True):
+    """Exports `model` (in eval mode) on the example input `x` to `path`: input `input`,
+    output `output`. keep_bn: PRESERVE keeps BatchNormalization nodes (inference form); EVAL
+    makes the exporter fold them into the preceding Conv. Also used by
+    examples/python/torchvision_precisions.py and bench/python_overhead.py."""
+    training = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*constant folding.*")
+        torch.onnx.export(model, x, str(path), opset_version=opset,
+                          input_names=["input"], output_names=["output"],
+                          do_constant_folding=True, training=training)
+
+
 def export_one(name, outdir, args):
     t0 = time.time()
     model, shape, opset, n_bn = build_model(name)
@@ -304,15 +317,7 @@ def export_one(name, outdir, args):
     d = os.path.join(outdir, name)
     os.makedirs(d, exist_ok=True)
     onnx_path = os.path.join(d, "model.onnx")
-    # PRESERVE with the model in eval mode keeps BatchNormalization nodes (inference form);
-    # EVAL makes the exporter fold them into the preceding Conv.
-    keep_bn = n_bn > 0 and not args.fold_bn
-    training = torch.onnx.TrainingMode.PRESERVE if keep_bn else torch.onnx.TrainingMode.EVAL
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*constant folding.*")
-        torch.onnx.export(model, x, onnx_path, opset_version=opset,
-                          input_names=["input"], output_names=["output"],
-                          do_constant_folding=True, training=training)
+    export_onnx(model, x, onnx_path, opset, keep_bn=n_bn > 0 and not args.fold_bn)
     x_np = x.numpy() if x.dtype == torch.int64 else x.numpy().astype(np.float32)
     np.save(os.path.join(d, "input.npy"), np.ascontiguousarray(x_np))
     np.save(os.path.join(d, "expected.npy"), np.ascontiguousarray(y.numpy().astype(np.float32)))

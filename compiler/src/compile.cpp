@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <string_view>
@@ -205,9 +206,12 @@ bool batch_rows_independent(const Graph& g, const std::string& symbol) {
   return true;
 }
 
-Expected<CompileResult> compile_onnx_unguarded(const std::string& path,
+/// Imports an ONNX model with the given options (from a file or from bytes).
+using OnnxImporter = std::function<Expected<Graph>(const ImportOptions&)>;
+
+Expected<CompileResult> compile_onnx_unguarded(const OnnxImporter& import, const std::string& path,
                                                const CompileOptions& options) {
-  auto g = import_onnx(path, options.import);
+  auto g = import(options.import);
   if (!g) return g.error();
   // Symbolic dims nobody bound: compile for size 1. When the symbol is a batch whose rows are
   // independent, keep it on the graph's inputs and outputs, so the runtime runs a larger batch
@@ -232,7 +236,7 @@ Expected<CompileResult> compile_onnx_unguarded(const std::string& path,
       for (ValueId v : *list) dynamic[g->value(v).name] = *g->value(v).shape;
     }
   }
-  g = import_onnx(path, bound);
+  g = import(bound);
   if (!g) return g.error();
   auto r = compile_graph_unguarded(std::move(*g), options, path);
   if (!r) return r;
@@ -251,6 +255,17 @@ bool is_tvm_json(const std::string& path) {
   return std::filesystem::path(path).extension() == ".json";
 }
 
+/// A serialized ModelProto never starts with '{' (its first byte is a field tag); a TVM JSON
+/// graph is an object, after optional whitespace.
+bool is_json_text(std::string_view bytes) {
+  const size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && bytes[first] == '{';
+}
+
+OnnxImporter onnx_file(const std::string& path) {
+  return [&path](const ImportOptions& o) { return import_onnx(path, o); };
+}
+
 }  // namespace
 
 // The public entry points close the exception boundary (npu/exception_boundary.h).
@@ -262,7 +277,8 @@ Expected<CompileResult> compile_graph(Graph g, const CompileOptions& options,
 }
 
 Expected<CompileResult> compile_onnx(const std::string& path, const CompileOptions& options) {
-  return catch_exceptions(path, [&] { return compile_onnx_unguarded(path, options); });
+  return catch_exceptions(path,
+                          [&] { return compile_onnx_unguarded(onnx_file(path), path, options); });
 }
 
 Expected<Graph> import_model(const std::string& path, const ImportOptions& options) {
@@ -273,10 +289,33 @@ Expected<Graph> import_model(const std::string& path, const ImportOptions& optio
 
 Expected<CompileResult> compile_model(const std::string& path, const CompileOptions& options) {
   return catch_exceptions(path, [&]() -> Expected<CompileResult> {
-    if (!is_tvm_json(path)) return compile_onnx_unguarded(path, options);
+    if (!is_tvm_json(path)) return compile_onnx_unguarded(onnx_file(path), path, options);
     auto g = import_tvm_json(path, options.import);
     if (!g) return g.error();
     return compile_graph_unguarded(std::move(*g), options, path);
+  });
+}
+
+Expected<Graph> import_model_bytes(std::string_view bytes, const ImportOptions& options,
+                                   const std::string& source) {
+  return catch_exceptions(source, [&] {
+    return is_json_text(bytes) ? import_tvm_json_text(bytes, options, source)
+                               : import_onnx_bytes(bytes, options, source);
+  });
+}
+
+Expected<CompileResult> compile_model_bytes(std::string_view bytes, const CompileOptions& options,
+                                            const std::string& source) {
+  return catch_exceptions(source, [&]() -> Expected<CompileResult> {
+    if (!is_json_text(bytes)) {
+      const OnnxImporter import = [&](const ImportOptions& o) {
+        return import_onnx_bytes(bytes, o, source);
+      };
+      return compile_onnx_unguarded(import, source, options);
+    }
+    auto g = import_tvm_json_text(bytes, options.import, source);
+    if (!g) return g.error();
+    return compile_graph_unguarded(std::move(*g), options, source);
   });
 }
 

@@ -385,7 +385,7 @@ std::vector<std::byte> serialize_npy(const NpyArray& a) {
   return out;
 }
 
-Expected<void> check_npy(const NpyArray& a, std::string_view name) {
+Expected<void> check_npy(const ArrayView& a, std::string_view name) {
   const std::string n(name);
   const auto count = checked_count(a.shape);
   uint64_t expect = 0;

@@ -14,14 +14,12 @@ using format::NpyArray;
 
 namespace {
 
-/// Rows [first, first + count) of a along dim 0.
-NpyArray slice_rows(const NpyArray& a, int64_t first, int64_t count) {
-  NpyArray out = a;
+/// Rows [first, first + count) of a along dim 0 (a view of a's bytes).
+format::ArrayView slice_rows(const format::ArrayView& a, int64_t first, int64_t count) {
+  format::ArrayView out = a;
   out.shape[0] = count;
   const size_t row = a.data.size() / static_cast<size_t>(a.shape[0]);
-  out.data.assign(
-      a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first)),
-      a.data.begin() + static_cast<ptrdiff_t>(row * static_cast<size_t>(first + count)));
+  out.data = a.data.subspan(row * static_cast<size_t>(first), row * static_cast<size_t>(count));
   return out;
 }
 
@@ -67,7 +65,7 @@ void add_stats(RunStats& total, RunStats& slice, bool first) {
 
 }  // namespace
 
-SlicePlan dynamic_batch_plan(const ModelState& m, const Arrays& inputs) {
+SlicePlan dynamic_batch_plan(const ModelState& m, const Views& inputs) {
   SlicePlan plan;
   // The batch the device code was compiled for, read from the first input whose leading dim
   // is symbolic and which lives in a device buffer.
@@ -87,7 +85,7 @@ SlicePlan dynamic_batch_plan(const ModelState& m, const Arrays& inputs) {
   if (compiled <= 0 || given == compiled || given % compiled != 0 || given == 0) return {};
   for (const auto& entry : inputs) {
     const std::string& name = entry.first;
-    const NpyArray& a = entry.second;
+    const format::ArrayView& a = entry.second;
     const bool batched = std::any_of(m.inputs.begin(), m.inputs.end(), [&](const TensorDesc& d) {
       return d.name == name && has_dynamic_batch(d) && !a.shape.empty() && a.shape[0] == given;
     });
@@ -105,13 +103,13 @@ RunOptions with_deadline(const RunOptions& options) {
   return o;
 }
 
-Expected<Arrays> run_in_slices(ModelState& m, const Arrays& inputs, const SlicePlan& plan,
+Expected<Arrays> run_in_slices(ModelState& m, const Views& inputs, const SlicePlan& plan,
                                const RunOptions& options) {
   const int64_t t0 = monotonic_ns();
   Arrays outputs;
   RunStats total;
   for (int64_t first = 0; first < plan.given; first += plan.per_slice) {
-    Arrays slice;
+    Views slice;
     for (const auto& [name, a] : inputs)
       slice[name] = plan.batched.count(name) ? slice_rows(a, first, plan.per_slice) : a;
     auto r = run_once(m, slice, options);
@@ -131,20 +129,32 @@ Expected<Arrays> run_in_slices(ModelState& m, const Arrays& inputs, const SliceP
   return outputs;
 }
 
+Expected<Arrays> run_model(ModelState& m, const Views& inputs, const RunOptions& options) {
+  const RunOptions o = with_deadline(options);
+  // A dynamic batch larger than the compiled one runs slice by slice (per-batch execution).
+  return catch_exceptions(m.where("run"), [&] {
+    const SlicePlan plan = dynamic_batch_plan(m, inputs);
+    if (plan.per_slice == 0) return run_once(m, inputs, o);
+    return run_in_slices(m, inputs, plan, o);
+  });
+}
+
 }  // namespace npu::runtime
 
 namespace npu {
 
 using runtime::Arrays;
+using runtime::Views;
 
 Expected<Arrays> Model::run(const Arrays& inputs, const RunOptions& options) {
-  const RunOptions o = runtime::with_deadline(options);
-  // A dynamic batch larger than the compiled one runs slice by slice (per-batch execution).
   return catch_exceptions(state_->where("run"), [&] {
-    const runtime::SlicePlan plan = runtime::dynamic_batch_plan(*state_, inputs);
-    if (plan.per_slice == 0) return runtime::run_once(*state_, inputs, o);
-    return runtime::run_in_slices(*state_, inputs, plan, o);
+    const Views views(inputs.begin(), inputs.end());
+    return runtime::run_model(*state_, views, options);
   });
+}
+
+Expected<Arrays> Model::run_views(const Views& inputs, const RunOptions& options) {
+  return runtime::run_model(*state_, inputs, options);
 }
 
 namespace {
@@ -198,7 +208,7 @@ Expected<Arrays> run_batched_unguarded(Model& model, const std::string& input,
     x.shape[0] = padded;
   }
   const runtime::SlicePlan plan{{input}, padded, dims[0], /*dynamic_outputs=*/false};
-  auto outputs = runtime::run_in_slices(m, {{input, std::move(x)}}, plan, options);
+  auto outputs = runtime::run_in_slices(m, {{input, x}}, plan, options);
   if (!outputs || padded == rows) return outputs;
   for (auto& [name, a] : *outputs) {
     if (a.shape.empty() || a.shape[0] % padded != 0) {

@@ -35,13 +35,16 @@ struct SlicePlan {
 /// every slice and segment of a run.
 RunOptions with_deadline(const RunOptions& options);
 
-Expected<Arrays> run_in_slices(ModelState& m, const Arrays& inputs, const SlicePlan& plan,
+Expected<Arrays> run_in_slices(ModelState& m, const Views& inputs, const SlicePlan& plan,
                                const RunOptions& options);
 
 /// The plan of a dynamic batch: the inputs whose dim 0 is symbolic and given with the rows
 /// of the first such input stored in a device buffer, sliced by the batch that buffer was
 /// compiled for. per_slice 0: no slicing applies (no such input, or the batch is compiled
 /// size or not a multiple of it: run_once decides).
-SlicePlan dynamic_batch_plan(const ModelState& m, const Arrays& inputs);
+SlicePlan dynamic_batch_plan(const ModelState& m, const Views& inputs);
+
+/// Model::run() and Model::run_views(): a dynamic batch slice by slice, else one run.
+Expected<Arrays> run_model(ModelState& m, const Views& inputs, const RunOptions& options);
 
 }  // namespace npu::runtime

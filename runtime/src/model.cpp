@@ -7,6 +7,7 @@
 
 #include "model_state.h"
 #include "npu/exception_boundary.h"
+#include "npu/runtime/run_trace.h"
 #include "package_loader.h"
 #include "segment_runner.h"
 #include "tensor_io.h"
@@ -15,10 +16,10 @@ namespace npu {
 
 namespace runtime {
 
-Expected<Arrays> run_once(ModelState& m, const Arrays& inputs, const RunOptions& options) {
+Expected<Arrays> run_once(ModelState& m, const Views& inputs, const RunOptions& options) {
   const int64_t t0 = monotonic_ns();
   m.stats = {};
-  RunState run{m, {}, {}};
+  RunState run{m, {}, {}, nullptr};
   try {
     NPU_TRY(bind_inputs(run, inputs));
     auto r = run_segments(run, options);
@@ -77,38 +78,14 @@ const RunStats& Model::last_stats() const {
   return state_->stats;
 }
 
-namespace {
-
-/// The last run's timeline for a trace; completes `options` (its commands and hazards point
-/// into `cmds` and `hazards`).
-JobProfile trace_profile(const runtime::ModelState& m, TraceOptions& options,
-                         std::vector<npu_cmd>& cmds, std::vector<Hazard>& hazards) {
-  JobProfile p = m.stats.merged_profile_with_host(options.clock_hz, &options.host_spans);
-  cmds = m.stats.merged_commands();
-  options.commands = cmds;
-  hazards = m.stats.merged_hazards().hazards;
-  if (!hazards.empty()) {
-    options.hazards = hazards;
-    if (!options.label) options.label = m.stats.hazard_labels(m.package.metadata);
-  }
-  if (options.process_name.empty()) options.process_name = m.name;
-  return p;
-}
-
-}  // namespace
-
 std::string Model::trace_json(TraceOptions options) const {
-  std::vector<npu_cmd> cmds;
-  std::vector<Hazard> hazards;
-  const JobProfile p = trace_profile(*state_, options, cmds, hazards);
-  return chrome_trace_json(p, options);
+  if (options.process_name.empty()) options.process_name = state_->name;
+  return run_trace_json(state_->stats, state_->package.metadata, std::move(options));
 }
 
 Expected<void> Model::write_trace(const std::string& path, TraceOptions options) const {
-  std::vector<npu_cmd> cmds;
-  std::vector<Hazard> hazards;
-  const JobProfile p = trace_profile(*state_, options, cmds, hazards);
-  return write_chrome_trace(p, path, options);
+  if (options.process_name.empty()) options.process_name = state_->name;
+  return write_run_trace(state_->stats, state_->package.metadata, path, std::move(options));
 }
 
 }  // namespace npu

@@ -31,6 +31,8 @@ namespace npu::runtime {
 
 using Shape = std::vector<int64_t>;
 using Arrays = std::map<std::string, format::NpyArray>;
+/// A run's inputs by name, not copied (Model::run_views; Model::run passes views of its arrays).
+using Views = std::map<std::string, format::ArrayView>;
 
 struct ModelState {
   explicit ModelState(Device d) : device(std::move(d)) {}
@@ -51,11 +53,13 @@ struct ModelState {
   std::string where(const std::string& what) const { return name + ": " + what; }
 };
 
-/// One run of the graph: symbolic-dim bindings and the host copies of tensors, by name.
+/// One run of the graph: symbolic-dim bindings, the host copies of tensors by name, and the
+/// given inputs (copied into `values` only when a host segment or the outputs need them).
 struct RunState {
   ModelState& m;
   std::map<std::string, int64_t> bindings;
   Arrays values;
+  const Views* inputs = nullptr;
 };
 
 /// Model's private state for the runtime's own functions (run_batched()).
@@ -64,6 +68,6 @@ struct ModelAccess {
 };
 
 /// One run of the whole graph on `inputs` (no batch slicing), recording m.stats.
-Expected<Arrays> run_once(ModelState& m, const Arrays& inputs, const RunOptions& options);
+Expected<Arrays> run_once(ModelState& m, const Views& inputs, const RunOptions& options);
 
 }  // namespace npu::runtime

@@ -72,7 +72,7 @@ Expected<void> transfer(
 }
 
 /// Checks one input's dtype and shape and binds its symbolic dims.
-Expected<void> bind_input(RunState& run, const TensorDesc& d, const NpyArray& a) {
+Expected<void> bind_input(RunState& run, const TensorDesc& d, const format::ArrayView& a) {
   auto err = [&](const std::string& what) {
     return make_error(EINVAL, run.m.where("input '" + d.name + "': " + what));
   };
@@ -192,7 +192,7 @@ Expected<Shape> resolve(const RunState& run, const TensorInfo& t) {
   return s;
 }
 
-Expected<void> write_tensor(RunState& run, const TensorInfo& t, const NpyArray& a) {
+Expected<void> write_tensor(RunState& run, const TensorInfo& t, const format::ArrayView& a) {
   return transfer<true>(run, t, a.shape, a.data);
 }
 
@@ -217,6 +217,11 @@ Expected<NpyArray> read_tensor(RunState& run, const TensorInfo& t) {
 
 Expected<const NpyArray*> value(RunState& run, const std::string& name) {
   if (auto it = run.values.find(name); it != run.values.end()) return &it->second;
+  if (run.inputs) {
+    if (auto it = run.inputs->find(name); it != run.inputs->end()) {
+      return &(run.values[name] = it->second.to_array());
+    }
+  }
   const TensorInfo* t = run.m.package.metadata.find_tensor(name);
   if (!t) return make_error(EINVAL, run.m.where("unknown tensor '" + name + "'"));
   if (!t->location) {
@@ -228,7 +233,7 @@ Expected<const NpyArray*> value(RunState& run, const std::string& name) {
   return &(run.values[name] = std::move(*a));
 }
 
-Expected<void> bind_inputs(RunState& run, const Arrays& inputs) {
+Expected<void> bind_inputs(RunState& run, const Views& inputs) {
   const ModelState& m = run.m;
   const auto& graph_inputs = m.package.metadata.inputs;
   for (const auto& [name, a] : inputs) {
@@ -245,11 +250,10 @@ Expected<void> bind_inputs(RunState& run, const Arrays& inputs) {
     NPU_TRY(bind_input(run, d, it->second));
   }
   for (const auto& d : m.inputs) {
-    const NpyArray& a = inputs.at(d.name);
     const TensorInfo* t = m.package.metadata.find_tensor(d.name);
-    if (t->location) NPU_TRY(write_tensor(run, *t, a));
-    run.values[d.name] = a;
+    if (t->location) NPU_TRY(write_tensor(run, *t, inputs.at(d.name)));
   }
+  run.inputs = &inputs;
   return ok();
 }
 

@@ -4,7 +4,7 @@
 // Semantics: a tensor with a location (format::TensorLocation) lives at an offset of one of
 // the model's buffers, stored in plain C order, with explicit byte strides, or — a 4-d NCHW
 // tensor — channels-last (NHWC). write_tensor()/read_tensor() convert between that storage
-// and a C-order NpyArray; a dense plain tensor is one copy. Shapes with symbolic dims
+// and a C-order array; a dense plain tensor is one copy. Shapes with symbolic dims
 // resolve through the run's bindings, which bind_inputs() sets from the given inputs (a
 // bound dim of a tensor stored in a buffer must equal the size the location was compiled
 // for). Errors name the model, the tensor and the buffer.
@@ -38,16 +38,17 @@ Expected<std::vector<uint64_t>> element_offsets(const format::TensorInfo& t, con
 Expected<Shape> resolve(const RunState& run, const format::TensorInfo& t);
 
 /// Writes `a` (C order) into `t`'s location.
-Expected<void> write_tensor(RunState& run, const format::TensorInfo& t, const format::NpyArray& a);
+Expected<void> write_tensor(RunState& run, const format::TensorInfo& t, const format::ArrayView& a);
 /// Reads `t` from its location (shape resolved by the run).
 Expected<format::NpyArray> read_tensor(RunState& run, const format::TensorInfo& t);
 
-/// The current value of a tensor: its host copy, else read from its location (and kept).
+/// The current value of a tensor: its host copy, else a copy of the given input, else read
+/// from its location (either copy is kept).
 Expected<const format::NpyArray*> value(RunState& run, const std::string& name);
 
 /// Checks `inputs` against the model's inputs (none unknown, none missing, dtypes, shapes,
 /// symbolic dims bound consistently and to the compiled sizes), then writes each into its
-/// location and keeps a host copy.
-Expected<void> bind_inputs(RunState& run, const Arrays& inputs);
+/// location; `inputs` must outlive the run (value() copies an input when it is needed).
+Expected<void> bind_inputs(RunState& run, const Views& inputs);
 
 }  // namespace npu::runtime

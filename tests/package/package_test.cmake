@@ -4,6 +4,8 @@
 #  2. configure, build and run tests/package/consumer against that prefix (CMake package)
 #  3. compile consumer/main.c with `pkg-config --cflags --static --libs npu-emu` and run it
 #  4. the installed tools answer --help and npu-info prints the device
+#  5. with NPU_PYTHON (the module was built): the installed package `npu` imports from the
+#     prefix's site-packages and runs a job there
 cmake_minimum_required(VERSION 3.25)
 foreach(var NPU_BUILD_DIR NPU_SOURCE_DIR WORK_DIR)
   if(NOT DEFINED ${var})
@@ -123,4 +125,27 @@ message(STATUS "${RUN_OUTPUT}")
 # 4. installed tools
 run(COMMAND ${prefix}/bin/npu-info)
 run(COMMAND ${prefix}/bin/npu-submit --help)
+# 5. the Python module
+if(NPU_PYTHON)
+  file(GLOB_RECURSE py_inits ${prefix}/__init__.py)
+  list(FILTER py_inits INCLUDE REGEX "/npu/__init__.py$")
+  if(NOT py_inits)
+    message(FATAL_ERROR "the Python package npu is not installed under ${prefix}")
+  endif()
+  list(GET py_inits 0 py_init)
+  get_filename_component(py_pkg ${py_init} DIRECTORY)
+  get_filename_component(py_site ${py_pkg} DIRECTORY)
+  # (No ';' in the code: CMake would split the argument there.)
+  run(COMMAND ${NPU_PYTHON} -c
+              "import numpy as np
+import npu
+assert npu.__file__.startswith('${py_site}'), npu.__file__
+code = npu.assemble(open('${NPU_SOURCE_DIR}/examples/dma_copy.npuasm').read())
+r = npu.Device().submit(code, {0x100000000: np.ones(16, np.float32), 0x100100000: 144})
+assert np.frombuffer(r.outputs[0x100100000], np.float32).sum() == 16
+print('python:', npu.__file__, r.cycles, 'cycles')
+"
+      ENV "PYTHONPATH=${py_site}")
+  message(STATUS "${RUN_OUTPUT}")
+endif()
 message(STATUS "package test passed")

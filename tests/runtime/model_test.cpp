@@ -176,6 +176,29 @@ TEST_F(ModelTest, DynamicBatchRunsSliceBySlice) {
   }
 }
 
+TEST_F(ModelTest, RunViewsReadsTheCallersBytes) {
+  auto model = Model::load(
+      *dev_, relu_softmax_package(8, "y", "Softmax", {Dim::named("N"), Dim::fixed(8)}), "v.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  std::vector<float> xs(3 * 8);
+  for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(int(i * 5 % 9) - 4) * 0.5f;
+  const auto want = model->run({{"x", NpyArray::of<float>({3, 8}, xs)}});
+  ASSERT_TRUE(want) << want.error().message;
+  // The same rows as a view of the caller's vector, run slice by slice (3 slices of 1 row).
+  const npu::format::ArrayView view(DType::kFloat32, {3, 8}, std::as_bytes(std::span(xs)));
+  auto got = model->run_views({{"x", view}});
+  ASSERT_TRUE(got) << got.error().message;
+  EXPECT_EQ(got->at("y"), want->at("y"));
+  EXPECT_EQ(model->last_stats().segments.size(), 3u * 2u);
+  // A view is checked like an array: its bytes must match its shape.
+  const npu::format::ArrayView short_view(DType::kFloat32, {1, 8},
+                                          std::as_bytes(std::span(xs)).first(16));
+  auto bad = model->run_views({{"x", short_view}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("needs 32 bytes, array has 16"), std::string::npos)
+      << bad.error().message;
+}
+
 TEST_F(ModelTest, TraceShowsHostSegments) {
   auto model = Model::load(*dev_, relu_softmax_package(8, "y", "Softmax"), "t.npub");
   ASSERT_TRUE(model) << model.error().message;

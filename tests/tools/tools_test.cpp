@@ -201,6 +201,47 @@ TEST(RawJob, MagicAndFileNames) {
   EXPECT_EQ(npu::buffer_file_name(0x100100000), "buf_0x100100000.bin");
 }
 
+TEST(RawJob, BuffersFromMemory) {
+  // examples/dma_copy.npuasm: the 4x4 fp32 tile at IN comes back padded to 6x6 at OUT.
+  std::ifstream in(std::string(NPU_SOURCE_DIR) + "/examples/dma_copy.npuasm");
+  std::stringstream text;
+  text << in.rdbuf();
+  auto code = npu::isa::assemble(text.str(), "dma_copy.npuasm");
+  ASSERT_TRUE(code) << code.error().message;
+  std::vector<float> tile(16);
+  for (size_t i = 0; i < tile.size(); ++i) tile[i] = static_cast<float>(i + 1);
+  npu::BufferSpec src{0x100000000, "", 0, true};
+  src.data = std::as_bytes(std::span(tile));
+  const std::vector<npu::BufferSpec> specs = {src, {0x100100000, "", 144, false}};
+  auto dev = npu::Device::open("emu:");
+  ASSERT_TRUE(dev) << dev.error().message;
+  auto run = npu::run_raw_job(*dev, *code, specs);
+  ASSERT_TRUE(run) << run.error().message;
+  ASSERT_TRUE(run->ok());
+  EXPECT_EQ(run->specs[0].size, 64u);
+  EXPECT_TRUE(run->specs[0].data.empty());  // the caller's memory is not kept
+  auto out = run->read_range(0x100100000, 144);
+  ASSERT_TRUE(out) << out.error().message;
+  std::vector<float> padded(36);
+  std::memcpy(padded.data(), out->data(), out->size());
+  for (int r = 0; r < 6; ++r) {
+    for (int c = 0; c < 6; ++c) {
+      const bool inside = r >= 1 && r <= 4 && c >= 1 && c <= 4;
+      EXPECT_EQ(padded[r * 6 + c], inside ? tile[(r - 1) * 4 + (c - 1)] : 0.0f) << r << "," << c;
+    }
+  }
+  // A spec with neither a size nor data, and one with both a file and data, are refused.
+  auto empty = npu::run_raw_job(*dev, *code, std::vector<npu::BufferSpec>{{0x100100000, "", 0}});
+  ASSERT_FALSE(empty);
+  EXPECT_NE(empty.error().message.find("buffer 0x100100000: size must be at least 1"),
+            std::string::npos);
+  npu::BufferSpec both = src;
+  both.file = "x.bin";
+  auto twice = npu::run_raw_job(*dev, *code, std::vector<npu::BufferSpec>{both});
+  ASSERT_FALSE(twice);
+  EXPECT_NE(twice.error().message.find("both a file and data"), std::string::npos);
+}
+
 // ---------------------------------------------------------------------------------------
 // Trace writer and job report on a synthetic profile
 

@@ -130,13 +130,14 @@ Expected<compiler::CompileOptions> compile_options(
                                                  : "--quantize int8 needs --calibration FILE.npy");
   }
   if (!f.quantize.empty()) {
-    auto data = format::read_npy(f.calibration);
-    if (!data) return data.error();
+    std::shared_ptr<const format::NpyArray> data = f.calibration_data;
+    if (!data) {
+      auto read = format::read_npy(f.calibration);
+      if (!read) return read.error();
+      data = std::make_shared<const format::NpyArray>(std::move(*read));
+    }
     o.quantize_int8 = true;
-    o.calibrate = [data = std::make_shared<const format::NpyArray>(std::move(*data)),
-                   file = f.calibration](const compiler::Graph& g) {
-      return run_calibration(g, *data, file);
-    };
+    o.calibrate = calibration_runner(std::move(data), f.calibration);
   }
   if (!f.device_config.empty()) {
     auto cfg = isa::DeviceConfig::load(f.device_config);
@@ -162,10 +163,19 @@ Expected<compiler::CompileOptions> compile_options(
     if (d->size() != 1) return make_error(EINVAL, "--dim " + text + ": expected SYMBOL=N");
     o.import.dim_values[kv->first] = (*d)[0];
   }
+  std::map<std::string, format::NpyArray> params = f.params_data;
   if (!f.params.empty()) {
-    auto params = read_params(f.params);
-    if (!params) return params.error();
-    for (auto& [name, a] : *params) {
+    auto read = read_params(f.params);
+    if (!read) return read.error();
+    for (auto& [name, a] : *read) {
+      if (params.count(name)) {
+        return make_error(EINVAL, "'" + name + "' is given twice in the params");
+      }
+      params.emplace(name, std::move(a));
+    }
+  }
+  if (!params.empty()) {
+    for (auto& [name, a] : params) {
       if (inputs && inputs->count(name)) {
         return make_error(EINVAL, "'" + name + "' is given by both --params and --input");
       }
@@ -175,7 +185,8 @@ Expected<compiler::CompileOptions> compile_options(
   if (inputs && !inputs->empty()) {
     for (const auto& [name, a] : *inputs) o.import.input_shapes[name] = a.shape;
     // Inputs that only parameterize an op become constants (BRIEF §3, npu-run).
-    auto g = compiler::import_model(f.model, o.import);
+    auto g = f.model_bytes ? compiler::import_model_bytes(*f.model_bytes, o.import, f.model)
+                           : compiler::import_model(f.model, o.import);
     if (!g) return g.error();
     for (const std::string& name : compiler::parameter_inputs(*g)) {
       auto it = inputs->find(name);
@@ -188,8 +199,16 @@ Expected<compiler::CompileOptions> compile_options(
   return o;
 }
 
+std::function<Expected<std::map<std::string, format::NpyArray>>(const compiler::Graph&)>
+calibration_runner(std::shared_ptr<const format::NpyArray> data, std::string name) {
+  return [data = std::move(data), name = std::move(name)](const compiler::Graph& g) {
+    return run_calibration(g, *data, name);
+  };
+}
+
 Expected<compiler::CompileResult> compile_model(const CompileFlags& f,
                                                 const compiler::CompileOptions& o) {
+  if (f.model_bytes) return compiler::compile_model_bytes(*f.model_bytes, o, f.model);
   return compiler::compile_model(f.model, o);
 }
 

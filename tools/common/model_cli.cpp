@@ -14,6 +14,7 @@
 
 #include "npu/job_report.h"
 #include "npu/runtime/benchmark.h"
+#include "npu/runtime/layer_timing.h"
 #include "npu/trace.h"
 
 namespace npu::tools {
@@ -203,39 +204,16 @@ int run_and_report(const std::string& tool, const Device& device, Model& model,
   return 0;
 }
 
-/// Predicted vs measured per layer (BRIEF §5): the compiler's estimate from the package and
-/// the cycles the device took between the FENCEs that separate the layers (first run of each
-/// device segment; a dynamic batch repeats them).
 std::string layer_timing_table(const Model& model, const RunStats& st) {
-  std::vector<const format::Segment*> segs;
-  for (const auto& s : model.package().metadata.segments) {
-    if (s.kind == format::SegmentKind::kDevice) segs.push_back(&s);
-  }
   std::string out;
-  size_t next = 0;
-  for (const auto& ss : st.segments) {
-    if (ss.kind != format::SegmentKind::kDevice || !ss.profile || next >= segs.size()) continue;
-    const format::Segment& ps = *segs[next++];
-    std::vector<std::pair<uint32_t, uint64_t>> fences;  // command index, end cycle
-    for (const auto& t : ss.profile->timeline) {
-      if (t.opcode == NPU_OP_FENCE) fences.emplace_back(t.cmd_index, t.end_cycle);
-    }
-    std::sort(fences.begin(), fences.end());
-    if (ps.layers.empty() || fences.size() + 1 != ps.layers.size()) continue;
-    if (out.empty()) {
-      out = "  layer                          estimated   measured\n";
-    }
-    uint64_t prev = 0;
-    for (size_t k = 0; k < ps.layers.size(); ++k) {
-      const uint64_t end = k < fences.size() ? fences[k].second : ss.cycles;
-      char line[160];
-      std::snprintf(line, sizeof line, "  %s %9llu  %9llu\n",
-                    elide_cell(ps.layers[k].name, 30).c_str(),
-                    static_cast<unsigned long long>(ps.layers[k].cycles),
-                    static_cast<unsigned long long>(end - std::min(prev, end)));
-      out += line;
-      prev = end;
-    }
+  for (const LayerTiming& row : layer_timings(model.package().metadata, st)) {
+    if (out.empty()) out = "  layer                          estimated   measured\n";
+    char line[160];
+    std::snprintf(line, sizeof line, "  %s %9llu  %9llu\n",
+                  elide_cell(row.estimate.name, 30).c_str(),
+                  static_cast<unsigned long long>(row.estimate.cycles),
+                  static_cast<unsigned long long>(row.measured_cycles));
+    out += line;
   }
   return out;
 }

@@ -124,6 +124,12 @@ json hazards_json(const HazardReport& h, const CommandLabeler& label) {
 
 }  // namespace
 
+std::string hazard_report_json(const HazardReport& report, const CommandLabeler& label) {
+  return hazards_json(report,
+                      label ? label : CommandLabeler([](uint32_t) { return std::string(); }))
+      .dump(2);
+}
+
 std::string format_job_report(const JobReport& r, bool stats) {
   std::string out;
   if (r.timed_out) {

@@ -128,7 +128,20 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
   std::vector<std::vector<std::byte>> contents(run.specs.size());
   for (size_t i = 0; i < run.specs.size(); ++i) {
     BufferSpec& spec = run.specs[i];
-    if (spec.file.empty()) continue;
+    if (!spec.data.empty()) {
+      if (!spec.file.empty()) {
+        return make_error(EINVAL, fmt::format("buffer {:#x}: both a file and data", spec.address));
+      }
+      spec.size = spec.data.size();
+      continue;
+    }
+    if (spec.file.empty()) {
+      if (spec.size == 0) {
+        return make_error(EINVAL,
+                          fmt::format("buffer {:#x}: size must be at least 1", spec.address));
+      }
+      continue;
+    }
     auto data = format::read_file(spec.file);
     if (!data) {
       return make_error(data.error().code,
@@ -170,8 +183,9 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
       return make_error(buf.error().code,
                         fmt::format("buffer {:#x}: {}", spec.address, buf.error().message));
     }
-    if (!contents[i].empty()) {
-      if (auto w = buf->write(0, contents[i]); !w) {
+    const std::span<const std::byte> bytes = spec.data.empty() ? contents[i] : spec.data;
+    if (!bytes.empty()) {
+      if (auto w = buf->write(0, bytes); !w) {
         return make_error(w.error().code,
                           fmt::format("buffer {:#x}: {}", spec.address, w.error().message));
       }
@@ -179,6 +193,7 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
     cb.use(*buf, spec.read_only ? Access::kRead : Access::kReadWrite);
     run.buffers.push_back(std::move(*buf));
   }
+  for (BufferSpec& spec : run.specs) spec.data = {};  // the caller's memory is not kept
 
   NPU_TRY(cb.finalize({.skip_validation = options.skip_validation}));
   auto ctx = Context::create(device);

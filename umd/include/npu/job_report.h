@@ -49,6 +49,10 @@ struct JobReport {
 /// ('\n'-terminated); "racecheck: no hazards" when clean.
 std::string format_hazard_report(const HazardReport& report, const CommandLabeler& label = {});
 
+/// The checker's result as the JSON object npu-submit --json has under "racecheck": checked,
+/// partial, total and hazards[] (kind, space, begin, end, first and second command, text).
+std::string hazard_report_json(const HazardReport& report, const CommandLabeler& label = {});
+
 /// The one-line fault description: "mmu on dma_in at command 0 (dma_load), address 0x200000000".
 std::string describe_fault(const Fault& fault, std::span<const npu_cmd> commands = {});
 /// The human-readable report ('\n'-terminated lines); `stats` adds the per-engine table and

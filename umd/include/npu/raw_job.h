@@ -36,12 +36,17 @@
 
 namespace npu {
 
-/// One --buffer: `size` zero bytes or the contents of `file`, at device address `address`.
+/// One --buffer: `size` zero bytes, the contents of `file` or the bytes of `data`, at device
+/// address `address`.
 struct BufferSpec {
   uint64_t address = 0;
-  std::string file;   // empty: zero-filled buffer of `size` bytes
-  uint64_t size = 0;  // with `file`: 0 until load_buffer_spec() read it
+  std::string file;   // empty: zero-filled buffer of `size` bytes (or `data`)
+  uint64_t size = 0;  // with `file`: 0 until run_raw_job() read it; with `data`: its size
   bool read_only = false;
+  /// In-memory contents instead of a file (the Python module's NumPy buffers): the caller
+  /// keeps them valid until run_raw_job() returns, which copies them into the buffer and
+  /// clears the span in RawJobRun::specs.
+  std::span<const std::byte> data = {};
 };
 
 /// One --dump: `length` bytes at `address` written to `file`.
@@ -76,10 +81,10 @@ struct RawJobRun {
   std::optional<Context> context;
   std::optional<Job> job;
   JobResult result;
-  bool timed_out = false;             // the wait's timeout passed (result is not meaningful)
-  std::optional<JobProfile> profile;  // when the device profiles jobs and the job retired
+  bool timed_out = false;               // the wait's timeout passed (result is not meaningful)
+  std::optional<JobProfile> profile;    // when the device profiles jobs and the job retired
   std::optional<HazardReport> hazards;  // with RawJobOptions::racecheck, once the job retired
-  uint64_t host_ns = 0;               // host time from submit to wait returning
+  uint64_t host_ns = 0;                 // host time from submit to wait returning
 
   /// Success and status kOk.
   bool ok() const { return !timed_out && result.ok(); }

@@ -63,6 +63,15 @@ struct CompileResult {
 /// graph through compile_graph() otherwise.
 [[nodiscard]] Expected<CompileResult> compile_model(const std::string& path,
                                                     const CompileOptions& options = {});
+/// import_model() and compile_model() of a model in memory: a TVM BYOC JSON graph when the
+/// text starts with '{' (after whitespace), a serialized ONNX ModelProto otherwise; `source`
+/// names it in errors and in the package's metadata.
+[[nodiscard]] Expected<Graph> import_model_bytes(std::string_view bytes,
+                                                 const ImportOptions& options = {},
+                                                 const std::string& source = "<memory>");
+[[nodiscard]] Expected<CompileResult> compile_model_bytes(std::string_view bytes,
+                                                          const CompileOptions& options = {},
+                                                          const std::string& source = "<memory>");
 /// Imports and compiles the model at `path` (.onnx).
 [[nodiscard]] Expected<CompileResult> compile_onnx(const std::string& path,
                                                    const CompileOptions& options = {});

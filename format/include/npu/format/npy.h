@@ -1,7 +1,8 @@
 // NpyArray and the NumPy .npy file format (docs/npy.md): read versions 1.0, 2.0 and 3.0,
 // write 1.0 (2.0 only when the header does not fit 1.0), little-endian C-order arrays of the
 // DType table. Every malformed file gives an Error naming the file and the problem; nothing
-// in a hostile file can crash the reader.
+// in a hostile file can crash the reader. ArrayView is the non-owning form of an NpyArray: a
+// run's inputs handed over without copying them (a NumPy array's memory, a slice of a batch).
 #pragma once
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "npu/expected.h"
@@ -83,6 +85,24 @@ struct NpyArray {
   bool operator==(const NpyArray&) const = default;
 };
 
+/// A dense C-order array whose element bytes live elsewhere: the caller keeps `data` valid
+/// and unchanged while the view is used. The shape is held by value (views of a slice of rows
+/// get their own). Implicitly made from an NpyArray, which it then refers to.
+struct ArrayView {
+  DType dtype = DType::kFloat32;
+  std::vector<int64_t> shape;
+  std::span<const std::byte> data;
+
+  ArrayView() = default;
+  ArrayView(DType t, std::vector<int64_t> s, std::span<const std::byte> d)
+      : dtype(t), shape(std::move(s)), data(d) {}
+  ArrayView(const NpyArray& a)  // NOLINT(google-explicit-constructor): a view of `a`
+      : dtype(a.dtype), shape(a.shape), data(a.data) {}
+
+  /// An owning copy.
+  NpyArray to_array() const { return {dtype, shape, {data.begin(), data.end()}}; }
+};
+
 /// Parses the bytes of a .npy file; `name` (usually the path) prefixes every error, e.g.
 /// "x.npy: header: fortran_order True is not supported (save a C-order array)".
 Expected<NpyArray> parse_npy(std::span<const std::byte> bytes, std::string_view name);
@@ -93,7 +113,7 @@ Expected<NpyArray> read_npy(const std::string& path);
 /// written as is; use check_npy() first when unsure.
 std::vector<std::byte> serialize_npy(const NpyArray& a);
 /// Checks the array's invariants (dims >= 0, data size = elements * dtype size, bool bytes 0/1).
-Expected<void> check_npy(const NpyArray& a, std::string_view name);
+Expected<void> check_npy(const ArrayView& a, std::string_view name);
 /// Checks and writes the file; errors name the path.
 Expected<void> write_npy(const std::string& path, const NpyArray& a);
 

@@ -95,6 +95,11 @@ class Model {
   /// of that many rows and the outputs are concatenated along dim 0 (stats are summed).
   Expected<std::map<std::string, format::NpyArray>> run(
       const std::map<std::string, format::NpyArray>& inputs, const RunOptions& options = {});
+  /// run() on views of inputs the caller keeps valid and unchanged until it returns: their
+  /// bytes go straight into the device buffers, with no copy first (a host segment or an
+  /// output that reads an input gets a copy). The Python module passes NumPy arrays this way.
+  Expected<std::map<std::string, format::NpyArray>> run_views(
+      const std::map<std::string, format::ArrayView>& inputs, const RunOptions& options = {});
 
   /// Statistics of the last run() (also of a failed one, up to the failure).
   const RunStats& last_stats() const;
