@@ -2,7 +2,9 @@
 // seam (EmulatorKernel, the mock driver called directly), libnpu's "unix:" seam to npu-daemon
 // (UnixKernel, when NPU_BENCH_SOCKET names a daemon's socket), and raw ioctl(2) on
 // /dev/accel/accel0 (present under npu-shim: in-process or through a daemon, as npu-shim was
-// told). Two calls: GET_PARAM (the cheapest ioctl) and an empty job's SUBMIT + WAIT.
+// told). GET_PARAM (the cheapest ioctl), an empty job's SUBMIT + WAIT, and two dependent
+// empty jobs ordered by the host (submit, wait, submit, wait) or by a fence (API 1.3: submit
+// with an out-fence, the second after it, wait for the second).
 // bench/abi_cost.sh runs it the three ways and prints the table.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -61,6 +63,48 @@ struct Rig {
     drm_npu_get_param g{};
     g.param = DRM_NPU_PARAM_API_VERSION;
     check(io(DRM_IOCTL_NPU_GET_PARAM, &g), "get_param");
+  }
+
+  uint64_t submit(uint32_t flags = 0, int32_t* in_fence = nullptr, int* fence_out = nullptr) const {
+    drm_npu_submit s{};
+    s.ctx_id = ctx;
+    s.flags = flags;
+    s.cmd_handle = ref.handle;
+    s.bo_count = 1;
+    s.cmd_size = cmd_size;
+    s.bos = reinterpret_cast<uint64_t>(&ref);
+    if (in_fence != nullptr) {
+      s.in_fences = reinterpret_cast<uint64_t>(in_fence);
+      s.in_fence_count = 1;
+    }
+    check(io(DRM_IOCTL_NPU_SUBMIT, &s), "submit");
+    if (fence_out != nullptr) *fence_out = s.fence_fd;
+    return s.seqno;
+  }
+
+  void wait(uint64_t seqno) const {
+    drm_npu_wait w{};
+    w.ctx_id = ctx;
+    w.seqno = seqno;
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    w.timeout_ns = now.tv_sec * 1000000000ll + now.tv_nsec + 5000000000ll;
+    check(io(DRM_IOCTL_NPU_WAIT, &w), "wait");
+  }
+
+  // Two dependent jobs, ordered by the host: submit, wait, submit, wait.
+  void pair_by_host() const {
+    wait(submit());
+    wait(submit());
+  }
+
+  // Two dependent jobs, ordered by a fence: submit A with an out-fence, B after it, wait B.
+  void pair_by_fence() const {
+    int fence = -1;
+    submit(DRM_NPU_SUBMIT_FENCE_OUT, nullptr, &fence);
+    int32_t in = fence;
+    wait(submit(0, &in));
+    ::close(fence);
   }
 
   void round_trip() const {
@@ -122,6 +166,18 @@ void run_round_trip(benchmark::State& state, Make make) {
   for (auto _ : state) rig->round_trip();
 }
 
+template <typename Make>
+void run_pair_by_host(benchmark::State& state, Make make) {
+  auto rig = make();
+  for (auto _ : state) rig->pair_by_host();
+}
+
+template <typename Make>
+void run_pair_by_fence(benchmark::State& state, Make make) {
+  auto rig = make();
+  for (auto _ : state) rig->pair_by_fence();
+}
+
 void register_all() {
   auto emu = [] { return std::make_unique<SeamRig>(std::make_shared<npu::emu::EmulatorKernel>()); };
   auto reg = [](const std::string& name, auto make) {
@@ -130,6 +186,12 @@ void register_all() {
     })->UseRealTime();
     benchmark::RegisterBenchmark((name + "/submit_wait").c_str(), [make](benchmark::State& s) {
       run_round_trip(s, make);
+    })->UseRealTime();
+    benchmark::RegisterBenchmark((name + "/pair_by_host").c_str(), [make](benchmark::State& s) {
+      run_pair_by_host(s, make);
+    })->UseRealTime();
+    benchmark::RegisterBenchmark((name + "/pair_by_fence").c_str(), [make](benchmark::State& s) {
+      run_pair_by_fence(s, make);
     })->UseRealTime();
   };
   reg("seam_emu", emu);

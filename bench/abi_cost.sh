@@ -36,12 +36,14 @@ names = {"seam_emu": "libnpu seam, in-process (EmulatorKernel)",
 base = rows.get("seam_emu", {})
 bg = base.get("get_param", float("nan"))
 bw = base.get("submit_wait", float("nan"))
-print("| path | GET_PARAM us | vs seam | empty SUBMIT+WAIT us | vs seam |")
-print("| --- | ---: | ---: | ---: | ---: |")
+print("| path | GET_PARAM us | vs seam | empty SUBMIT+WAIT us | vs seam | 2 jobs by host waits us | 2 jobs by a fence us |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
 for key in ["seam_emu", "node_shim_emu", "seam_unix", "node_shim_daemon"]:
     if key not in rows:
         continue
     g = rows[key].get("get_param", float("nan"))
     w = rows[key].get("submit_wait", float("nan"))
-    print(f"| {names[key]} | {g/1e3:.2f} | {g/bg:.1f}x | {w/1e3:.2f} | {w/bw:.1f}x |")
+    h = rows[key].get("pair_by_host", float("nan"))
+    f = rows[key].get("pair_by_fence", float("nan"))
+    print(f"| {names[key]} | {g/1e3:.2f} | {g/bg:.1f}x | {w/1e3:.2f} | {w/bw:.1f}x | {h/1e3:.2f} | {f/1e3:.2f} |")
 '

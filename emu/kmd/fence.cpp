@@ -21,11 +21,13 @@ int Scheduler::wait(Context& ctx, drm_npu_wait& w) {
     const Clock::time_point deadline =
         w.timeout_ns == INT64_MAX ? Clock::time_point::max()
                                   : Clock::time_point{std::chrono::nanoseconds(w.timeout_ns)};
-    if (waiter_may_run_locked(*job, deadline)) {  // no hand-off: run it here (scheduler.h)
+    bool ran = false;
+    while (waiter_may_run_locked(*job, deadline)) {  // no hand-off: run here (scheduler.h)
       run_picked(lk, pick_locked());
-      // The runner may have been woken for a job queued meanwhile and gone back to sleep.
-      if (runner_idle_ && !runlists_empty()) work_cv_.notify_one();
+      ran = true;
     }
+    // The runner may have been woken for a job queued meanwhile and gone back to sleep.
+    if (ran && runner_idle_ && !runlists_empty()) work_cv_.notify_one();
     // Spin briefly first: most jobs retire within microseconds (spin_wait.h).
     const Clock::time_point spin_end = std::min(deadline, Clock::now() + kSpinBudget);
     while (!job->retired && Clock::now() < spin_end) {

@@ -216,18 +216,33 @@ void Scheduler::run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job
   retire_locked(*job, std::move(result), end_ns, reset);
 }
 
-bool Scheduler::waiter_may_run_locked(const Job& job, Clock::time_point deadline) const {
-  // A job with in-fences is the runner's: whether it is ready is the runner's call.
-  if (stop_ || running_ != nullptr || job.retired || !job.deps.empty()) return false;
-  // The next pick: the first context of the highest non-empty priority, its oldest job.
+const Job* Scheduler::peek_locked() const {
   for (auto it = runlists_.rbegin(); it != runlists_.rend(); ++it) {
-    if (it->empty()) continue;
-    const Context& ctx = *it->front();
-    if (ctx.queue.empty() || ctx.queue.front().get() != &job) return false;
-    if (deadline == Clock::time_point::max()) return true;
-    return watchdog_.count() > 0 && deadline - Clock::now() > watchdog_ + watchdog_ / 2;
+    for (const Context* ctx : *it) {
+      if (ctx->queue.empty()) continue;
+      const Job& head = *ctx->queue.front();
+      bool ready = true;
+      for (const auto& d : head.deps) {
+        if (!d->signalled.load(std::memory_order_acquire)) {
+          ready = false;
+        } else if (d->status.load(std::memory_order_relaxed) != DRM_NPU_JOB_OK) {
+          return nullptr;  // pick_locked() would abort it first: not a peek's business
+        }
+      }
+      if (ready) return &head;
+    }
   }
-  return false;
+  return nullptr;
+}
+
+bool Scheduler::waiter_may_run_locked(const Job& job, Clock::time_point deadline) const {
+  if (stop_ || running_ != nullptr || job.retired) return false;
+  // The next pick must be a job the waiter waits for anyway: its own, or one ahead of it in
+  // its context (FIFO); either way the device runs it before the waited job ends.
+  const Job* next = peek_locked();
+  if (next == nullptr || next->ctx != job.ctx) return false;
+  if (deadline == Clock::time_point::max()) return true;
+  return watchdog_.count() > 0 && deadline - Clock::now() > watchdog_ + watchdog_ / 2;
 }
 
 void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,

@@ -21,9 +21,10 @@
 // lock-free counters, jobs queued and jobs retired, so a job submitted or retired within
 // microseconds is picked up without a futex wake-up (issue 9).
 //
-// WAIT runs the job itself when it would otherwise sleep while the device idles: the job it
-// waits for is the next one the runner would pick, no job is running, and its deadline cannot
-// pass before the job ends (no deadline, or one past the watchdog period, which bounds any job).
+// WAIT runs jobs itself when it would otherwise sleep while the device idles: while the next
+// job the runner would pick is the one it waits for or one ahead of it in its context, no job
+// is running, and its deadline cannot pass before the job ends (no deadline, or one past the
+// watchdog period, which bounds any job).
 // The job then runs on the waiting thread exactly as on the runner (the same bookkeeping, the
 // watchdog, retirement), and a job submitted and waited for costs no thread hand-off at all.
 // The runner never starts a job while another one runs, whichever thread runs it.
@@ -91,8 +92,12 @@ class Scheduler {
   /// Runs `job` (just picked, mu_ held by `lk`) on this thread and retires it; returns with
   /// `lk` held again.
   void run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job> job);
-  /// Whether a WAIT for `job` until `deadline` may run it on the waiting thread (see above).
+  /// Whether a WAIT for `job` until `deadline` may run the next pick on the waiting thread
+  /// (see above).
   bool waiter_may_run_locked(const Job& job, Clock::time_point deadline) const;
+  /// The job pick_locked() would take next, without taking it; nullptr when none is ready
+  /// (or the next one would be aborted for a failed dependency).
+  const Job* peek_locked() const;
   void watchdog_loop();  // watchdog.cpp
   bool runlists_empty() const;
   /// The next job to run (see the header), taken off its queue; nullptr when none is ready.
