@@ -1,6 +1,7 @@
 // libFuzzer target: the mock kernel driver's ioctl layer (docs/uapi.md). The input is a
 // program of calls — BO_CREATE/INFO/CLOSE, CTX_CREATE/DESTROY, SUBMIT (validated or not, of
-// command bytes taken from the input), WAIT, BO_WAIT, QUERY, GET_PARAM, VERSION, GET_CAP,
+// command bytes taken from the input; with in-fences and out-fences), WAIT, BO_WAIT,
+// FENCE_WAIT, BO_EXPORT/IMPORT, CTX_EVENTS, QUERY, GET_PARAM, VERSION, GET_CAP,
 // mmap/munmap, close and reopen, and ioctl numbers the driver does not know — with every field
 // taken from the input, on two open files of one driver; and any request with wild pointers on
 // a driver that checks user pointers (the preload shim's). Pointers in the arguments point at real
@@ -8,6 +9,7 @@
 // fuzzed within it. What must hold: no crash, no sanitizer report, every call returns 0 or an
 // errno.
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstddef>
@@ -73,10 +75,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Scratch memory every pointer argument points into.
   static std::vector<std::byte> scratch(DRM_NPU_MAX_BO_REFS * sizeof(drm_npu_bo_ref) + 65536);
   std::vector<std::pair<void*, size_t>> maps;
+  std::vector<int32_t> fences;  // descriptors the driver handed out (fences, exports, events)
   for (int step = 0; step < 64 && !in.done(); ++step) {
     FileState& f = files[in.get<uint8_t>() & 1];
     auto pick = [&](const std::vector<uint32_t>& v) { return v[in.get<uint8_t>() % v.size()]; };
-    switch (in.get<uint8_t>() % 15) {
+    switch (in.get<uint8_t>() % 18) {
       case 0: {  // BO_CREATE
         drm_npu_bo_create c{};
         c.size = in.get<uint32_t>() % (1u << 20);
@@ -245,6 +248,95 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         checked.close(fd);
         break;
       }
+      case 15: {  // SUBMIT of an empty job with fences: out, and in from the fences so far or
+                  // from any number (a bad descriptor must be EBADF/EINVAL, never a crash)
+        static const std::vector<std::byte> empty = [] {
+          npu_cmdbuf_header h{};
+          h.magic = NPU_ISA_MAGIC;
+          h.version_major = NPU_ISA_VERSION_MAJOR;
+          h.num_cmds = 1;
+          h.size = sizeof(h) + NPU_CMD_SIZE;
+          std::vector<std::byte> b(h.size);
+          std::memcpy(b.data(), &h, sizeof(h));
+          auto* end = reinterpret_cast<npu_cmd_header*>(b.data() + sizeof(h));
+          end->opcode = NPU_OP_END;
+          end->engine = NPU_ENGINE_CP;
+          return b;
+        }();
+        drm_npu_bo_create c{};
+        c.size = 4096;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_CREATE, &c) != 0) break;
+        drm_npu_bo_info i{};
+        i.handle = c.handle;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_INFO, &i) == 0) {
+          void* p = kmd.mmap(nullptr, i.size, PROT_READ | PROT_WRITE, MAP_SHARED, f.fd,
+                             static_cast<off_t>(i.mmap_offset));
+          if (p != MAP_FAILED) {
+            std::memcpy(p, empty.data(), empty.size());
+            kmd.munmap(p, i.size);
+          }
+        }
+        drm_npu_bo_ref r{c.handle, DRM_NPU_ACCESS_READ};
+        std::array<int32_t, DRM_NPU_MAX_IN_FENCES + 2> in_fds{};
+        const uint32_t n = in.get<uint8_t>() % (DRM_NPU_MAX_IN_FENCES + 2);
+        for (uint32_t k = 0; k < n; ++k) {
+          const uint8_t pick_fd = in.get<uint8_t>();
+          in_fds[k] = !fences.empty() && pick_fd < 200 ? fences[pick_fd % fences.size()]
+                                                       : static_cast<int32_t>(pick_fd) - 100;
+        }
+        drm_npu_submit s{};
+        s.ctx_id = pick(f.ctxs);
+        s.flags = (in.get<uint8_t>() & 1 ? DRM_NPU_SUBMIT_FENCE_OUT : 0u) |
+                  (in.get<uint8_t>() == 0xff ? DRM_NPU_SUBMIT_RACECHECK : 0u);
+        s.cmd_handle = c.handle;
+        s.bo_count = 1;
+        s.cmd_size = empty.size();
+        s.bos = reinterpret_cast<uintptr_t>(&r);
+        s.in_fences = in.get<uint8_t>() == 0xff ? 0 : reinterpret_cast<uintptr_t>(in_fds.data());
+        s.in_fence_count = n;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_SUBMIT, &s) == 0) {
+          f.seqnos.push_back(s.seqno);
+          if (s.fence_fd >= 0) fences.push_back(s.fence_fd);
+        }
+        drm_npu_bo_close bc{c.handle, 0};
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_CLOSE, &bc);
+        break;
+      }
+      case 16: {  // FENCE_WAIT on the fences so far (and stray numbers)
+        std::array<int32_t, 4> fds{};
+        for (auto& fd : fds) {
+          fd = !fences.empty() && in.get<uint8_t>() < 200
+                   ? fences[in.get<uint8_t>() % fences.size()]
+                   : in.get<uint8_t>() - 100;
+        }
+        drm_npu_fence_wait w{};
+        w.fences = reinterpret_cast<uintptr_t>(fds.data());
+        w.count = in.get<uint8_t>() % (fds.size() + 1);  // 0 is EINVAL
+        w.flags = in.get<uint8_t>() % 3;
+        const uint8_t t = in.get<uint8_t>();
+        w.timeout_ns = t == 0 ? 0 : t == 1 ? -1 : now_ns() + (t % 20) * 1'000'000ll;
+        (void)kmd.ioctl(f.fd, DRM_IOCTL_NPU_FENCE_WAIT, &w);
+        break;
+      }
+      case 17: {  // BO_EXPORT, BO_IMPORT (into either file), CTX_EVENTS
+        drm_npu_bo_export e{};
+        e.handle = pick(f.handles);
+        e.flags = in.get<uint8_t>() % 3;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_BO_EXPORT, &e) == 0) fences.push_back(e.fd);
+        drm_npu_bo_import im{};
+        const uint8_t which = in.get<uint8_t>();
+        im.fd = !fences.empty() && which < 200 ? fences[which % fences.size()] : which - 100;
+        im.flags = in.get<uint8_t>() % 4;
+        im.device_addr =
+            im.flags & DRM_NPU_BO_FIXED_VA ? 0x100000000ull + (in.get<uint16_t>() << 16) : 0;
+        FileState& to = files[in.get<uint8_t>() & 1];
+        if (kmd.ioctl(to.fd, DRM_IOCTL_NPU_BO_IMPORT, &im) == 0) to.handles.push_back(im.handle);
+        drm_npu_ctx_events ev{};
+        ev.ctx_id = pick(f.ctxs);
+        ev.flags = in.get<uint8_t>() == 0xff ? 1 : 0;
+        if (kmd.ioctl(f.fd, DRM_IOCTL_NPU_CTX_EVENTS, &ev) == 0) fences.push_back(ev.fd);
+        break;
+      }
       case 11: {  // close the file (its jobs aborted, BOs freed) and open a new one
         kmd.close(f.fd);
         f = FileState{};
@@ -255,5 +347,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   for (auto& [p, len] : maps) kmd.munmap(p, len);
   for (auto& f : files) kmd.close(f.fd);
+  for (int32_t fd : fences) ::close(fd);
   return 0;
 }

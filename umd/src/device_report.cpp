@@ -100,7 +100,10 @@ std::vector<std::string> capability_names(uint64_t caps) {
                           {DRM_NPU_CAP_JOB_PROFILE, "job_profile"},
                           {DRM_NPU_CAP_SKIP_VALIDATION, "skip_validation"},
                           {DRM_NPU_CAP_RACECHECK, "racecheck"},
-                          {DRM_NPU_CAP_BO_WAIT, "bo_wait"}});
+                          {DRM_NPU_CAP_BO_WAIT, "bo_wait"},
+                          {DRM_NPU_CAP_FENCES, "fences"},
+                          {DRM_NPU_CAP_BO_SHARING, "bo_sharing"},
+                          {DRM_NPU_CAP_CTX_EVENTS, "ctx_events"}});
 }
 
 std::vector<std::string> feature_names(uint64_t features) {

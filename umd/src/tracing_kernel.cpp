@@ -102,10 +102,37 @@ std::string describe_ioctl(unsigned long request, const void* arg, bool after) {
     }
     case DRM_IOCTL_NPU_SUBMIT: {
       const auto& a = *static_cast<const drm_npu_submit*>(arg);
-      return after ? fmt::format("seqno={}", a.seqno)
-                   : fmt::format(
-                         "ctx={} flags={:#x} cmd_handle={} cmd_offset={} cmd_size={} bos={}",
-                         a.ctx_id, a.flags, a.cmd_handle, a.cmd_offset, a.cmd_size, a.bo_count);
+      if (after) {
+        return (a.flags & DRM_NPU_SUBMIT_FENCE_OUT) != 0
+                   ? fmt::format("seqno={} fence_fd={}", a.seqno, a.fence_fd)
+                   : fmt::format("seqno={}", a.seqno);
+      }
+      std::string s =
+          fmt::format("ctx={} flags={:#x} cmd_handle={} cmd_offset={} cmd_size={} bos={}", a.ctx_id,
+                      a.flags, a.cmd_handle, a.cmd_offset, a.cmd_size, a.bo_count);
+      if (a.in_fence_count != 0) s += fmt::format(" in_fences={}", a.in_fence_count);
+      return s;
+    }
+    case DRM_IOCTL_NPU_BO_EXPORT: {
+      const auto& a = *static_cast<const drm_npu_bo_export*>(arg);
+      return after ? fmt::format("fd={}", a.fd) : fmt::format("handle={}", a.handle);
+    }
+    case DRM_IOCTL_NPU_BO_IMPORT: {
+      const auto& a = *static_cast<const drm_npu_bo_import*>(arg);
+      return after ? fmt::format("handle={} size={} va={:#x}{}", a.handle, a.size, a.device_addr,
+                                 (a.flags & DRM_NPU_BO_IMPORT_EXISTED) != 0 ? " existed" : "")
+                   : fmt::format("fd={} flags={:#x}", a.fd, a.flags);
+    }
+    case DRM_IOCTL_NPU_CTX_EVENTS: {
+      const auto& a = *static_cast<const drm_npu_ctx_events*>(arg);
+      return after ? fmt::format("fd={}", a.fd) : fmt::format("ctx={}", a.ctx_id);
+    }
+    case DRM_IOCTL_NPU_FENCE_WAIT: {
+      const auto& a = *static_cast<const drm_npu_fence_wait*>(arg);
+      return after ? fmt::format("signalled={} first={} status={}", a.signalled, a.first,
+                                 to_string(static_cast<JobStatus>(a.status)))
+                   : fmt::format("count={} flags={:#x} timeout_ns={}", a.count, a.flags,
+                                 a.timeout_ns);
     }
     case DRM_IOCTL_NPU_WAIT: {
       const auto& a = *static_cast<const drm_npu_wait*>(arg);
