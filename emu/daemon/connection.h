@@ -7,7 +7,7 @@
 // with SCM_RIGHTS) and STATUS. A blocking ioctl (WAIT, BO_WAIT: a deadline row in
 // uapi/npu_ioctls.def) that would block goes to a waiter thread, so the reader goes on with the
 // next request. A malformed message (bad magic or length, unknown type, sizes that do not add up,
-// descriptors sent to the daemon) is logged, answered with ERROR and ends this connection; the
+// descriptors where none or fewer are due) is logged, answered with ERROR and ends this connection; the
 // daemon and other connections go on. Threading: the reader and the waiters send replies under one
 // lock; stop() may be called from any thread (it shuts the socket down, which ends the reader).
 // Lifetime: the Server owns connections; when the reader ends, the driver file is closed (jobs

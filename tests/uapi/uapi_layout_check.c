@@ -28,6 +28,20 @@ MULT8(drm_npu_ctx_destroy);
 MULT8(drm_npu_bo_ref);
 MULT8(drm_npu_submit);
 MULT8(drm_npu_wait);
+MULT8(drm_npu_bo_wait);
+MULT8(drm_npu_bo_export);
+MULT8(drm_npu_bo_import);
+MULT8(drm_npu_ctx_events);
+MULT8(drm_npu_fence_wait);
+MULT8(drm_npu_job_race);
+MULT8(drm_npu_job_races);
+
+/* API 1.3 grew SUBMIT at its end: the 1.2 fields keep their offsets. */
+_Static_assert(offsetof(struct drm_npu_submit, seqno) == 40, "1.2 SUBMIT layout");
+_Static_assert(offsetof(struct drm_npu_submit, in_fences) == DRM_NPU_SUBMIT_SIZE_V1,
+               "1.3 SUBMIT fields follow the 1.2 struct");
+_Static_assert(sizeof(struct drm_npu_submit) == 64, "drm_npu_submit must be 64 bytes");
+_Static_assert(sizeof(struct drm_npu_job_race) == 56, "drm_npu_job_race must be 56 bytes");
 
 _Static_assert(sizeof(struct drm_npu_hazard) == 40, "drm_npu_hazard must be 40 bytes");
 _Static_assert(sizeof(struct drm_npu_job_hazards) == 24, "drm_npu_job_hazards must be 24 bytes");
