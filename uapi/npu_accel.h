@@ -22,7 +22,7 @@ extern "C" {
 
 /** DRM_NPU_API_VERSION_MAJOR/MINOR - bumped on incompatible / compatible ABI changes. */
 #define DRM_NPU_API_VERSION_MAJOR 1
-#define DRM_NPU_API_VERSION_MINOR 3
+#define DRM_NPU_API_VERSION_MINOR 4
 
 /* The driver's name, as DRM_IOCTL_VERSION (drmGetVersion) reports it. */
 #define DRM_NPU_DRIVER_NAME "npu"
@@ -94,7 +94,12 @@ extern "C" {
 #define DRM_NPU_PARAM_VA_START 15       /* first device VA a BO may occupy */
 #define DRM_NPU_PARAM_VA_END 16         /* end (exclusive) of the BO VA range */
 #define DRM_NPU_PARAM_VA_ALIGN 17       /* alignment of BO device VAs (and FIXED_VA) */
-#define DRM_NPU_PARAM_COUNT 18
+/* (API 1.4) Preemption at safe points (DRM_NPU_CAP_PREEMPTION): the cycles one switch costs
+ * the preempted job, and the time slice after which a job yields at a safe point to a ready
+ * job of its own priority (0: never). */
+#define DRM_NPU_PARAM_PREEMPT_CYCLES 18
+#define DRM_NPU_PARAM_TIME_SLICE_CYCLES 19
+#define DRM_NPU_PARAM_COUNT 20
 
 #define DRM_NPU_PLATFORM_SILICON 0
 #define DRM_NPU_PLATFORM_EMULATOR 1
@@ -110,6 +115,12 @@ extern "C" {
 #define DRM_NPU_CAP_FENCES (1ull << 7)          /* (API 1.3) SUBMIT fences, FENCE_WAIT */
 #define DRM_NPU_CAP_BO_SHARING (1ull << 8)      /* (API 1.3) BO_EXPORT, BO_IMPORT */
 #define DRM_NPU_CAP_CTX_EVENTS (1ull << 9)      /* (API 1.3) CTX_EVENTS */
+/* (API 1.4) the device stops a running job at a safe point (ISA 1.2 FENCE flag PREEMPT) for a
+ * ready job of higher priority, or of its own after a time slice, and resumes it later. */
+#define DRM_NPU_CAP_PREEMPTION (1ull << 10)
+/* (API 1.4) per-file limits (BO memory, contexts, jobs in flight; EDQUOT), QUERY QUOTA, and
+ * REALTIME contexts only for privileged callers (EPERM). */
+#define DRM_NPU_CAP_QUOTAS (1ull << 11)
 
 /**
  * struct drm_npu_get_param - read one device parameter.
@@ -143,6 +154,8 @@ struct drm_npu_get_param {
  * checker found between this job and jobs of other contexts that touch the same memory with
  * nothing ordering them (no fence chain, the other job still pending at SUBMIT). */
 #define DRM_NPU_QUERY_JOB_RACES 7
+/* (API 1.4) struct drm_npu_quota: this file's use of its limits, and the device's BO memory. */
+#define DRM_NPU_QUERY_QUOTA 8
 
 /**
  * struct drm_npu_query - size-negotiated query.
@@ -258,11 +271,23 @@ struct drm_npu_counters {
   __u64 macs;                             /* multiply-accumulates on the matrix engine */
   __u64 vector_elements;                  /* elements produced by the vector engine */
   __u64 semaphore_stall_cycles;           /* cycles engines spent in SEM_WAIT */
+  /* (API 1.4; a 1.3 caller's 200-byte query gets the fields above) */
+  __u64 jobs_submitted; /* jobs SUBMIT accepted */
+  __u64 jobs_aborted;   /* jobs retired ABORTED (never ran, or stopped) */
+  __u64 preemptions;    /* times a job was stopped at a safe point */
+  __u64 preempt_cycles; /* cycles those switches cost (in total_cycles) */
 };
+
+/* (API 1.4) @opcode of a timeline entry that is no command but a preemption: the job was
+ * stopped at the safe point @cmd_index (a FENCE, whose own entry precedes it) and resumed
+ * later; @start_cycle..@end_cycle is the switch's cost (DRM_NPU_PARAM_PREEMPT_CYCLES), after
+ * which the job's next command starts. */
+#define DRM_NPU_PROFILE_PREEMPT 0x100
 
 /**
  * struct drm_npu_cmd_profile - one executed command in a job's timeline.
- * Times are virtual cycles from the start of the job.
+ * Times are virtual cycles from the start of the job (a preempted job's own cycles: the time
+ * other jobs ran in between is not counted, the switches are).
  */
 struct drm_npu_cmd_profile {
   __u32 cmd_index;
@@ -287,7 +312,7 @@ struct drm_npu_job_profile {
   __u64 vector_elements;
   __u64 semaphore_stall_cycles;
   __u32 num_cmds;
-  __u32 pad;
+  __u32 preemptions; /* (API 1.4; 0 before) times the job was stopped at a safe point */
 };
 
 /* Hazard kinds (struct drm_npu_hazard.kind), named from the command earlier in the buffer. */
@@ -360,6 +385,34 @@ struct drm_npu_job_hazards {
   __u64 total;
 };
 
+/* Bits of drm_npu_quota.flags. */
+#define DRM_NPU_QUOTA_REALTIME (1u << 0) /* this file may create REALTIME contexts */
+
+/**
+ * struct drm_npu_quota - this file's use of its limits (QUERY QUOTA, API 1.4). A call that
+ * would take a value past its limit fails with EDQUOT.
+ * @bo_memory: bytes of the BOs this file holds (created or imported handles).
+ * @bo_memory_limit: the most it may hold.
+ * @device_bo_memory: bytes of BO memory alive on the device, all files (and jobs) together.
+ * @device_bo_memory_limit: the most the device holds (at most the host's memory).
+ * @contexts, @contexts_limit: contexts this file holds, and the most it may.
+ * @jobs_in_flight, @jobs_in_flight_limit: jobs of this file queued or running, and the most.
+ * @flags: DRM_NPU_QUOTA_* bits.
+ * @pad: 0.
+ */
+struct drm_npu_quota {
+  __u64 bo_memory;
+  __u64 bo_memory_limit;
+  __u64 device_bo_memory;
+  __u64 device_bo_memory_limit;
+  __u32 contexts;
+  __u32 contexts_limit;
+  __u32 jobs_in_flight;
+  __u32 jobs_in_flight_limit;
+  __u32 flags;
+  __u32 pad;
+};
+
 /* ---------------------------------------------------------------------------------------- */
 /* Buffer objects                                                                             */
 /* ---------------------------------------------------------------------------------------- */
@@ -381,7 +434,8 @@ struct drm_npu_job_hazards {
  *
  * Errors: EINVAL size 0, unknown flags, FIXED_VA address misaligned or outside the VA range,
  * non-zero @device_addr without FIXED_VA; EEXIST FIXED_VA range overlaps a BO; ENOMEM size
- * above the maximum or address space full.
+ * above the maximum or address space full; EDQUOT (API 1.4) the file's BO memory limit or
+ * the device's would be exceeded (QUERY QUOTA, QUERY LAST_ERROR names the limit).
  */
 struct drm_npu_bo_create {
   __u64 size;
@@ -436,7 +490,9 @@ struct drm_npu_bo_close {
  * @ctx_id: out, non-zero id, valid in this file only.
  * @pad: must be 0.
  *
- * Errors: EINVAL bad priority or flags; ENOMEM too many contexts.
+ * Errors: EINVAL bad priority or flags; EPERM (API 1.4) REALTIME without the privilege
+ * (CAP_SYS_NICE of the process that opened the file, or the driver's allow-list); EDQUOT
+ * (API 1.4) the file's context limit (QUERY QUOTA); ENOMEM too many contexts.
  */
 struct drm_npu_ctx_create {
   __u32 priority;
@@ -518,7 +574,8 @@ struct drm_npu_bo_ref {
  * outside its BO; ECANCELED the context is banned; ENOMEM queue full; (1.3) EINVAL
  * @in_fence_count above the maximum or a descriptor that is no fence of this device, EBADF a
  * descriptor that is not open, EFAULT @in_fences unreadable, EMFILE no descriptor left for
- * @fence_fd.
+ * @fence_fd; (1.4) EDQUOT the file's limit of jobs in flight (checked after the queue-full
+ * ENOMEM of the context).
  *
  * Grown in API 1.3 (from 48 bytes): a 1.2 caller's smaller SUBMIT is zero-extended (no
  * fences), as the kernel's drm_ioctl() does, and gets its 48 bytes back.
@@ -669,7 +726,8 @@ struct drm_npu_bo_export {
  *
  * Errors: EBADF @fd is not open; EINVAL @fd is no BO of this device, unknown flags, non-zero
  * @pad, the FIXED_VA rules of BO_CREATE; EEXIST FIXED_VA range taken; ENOMEM address space
- * full.
+ * full; EDQUOT (1.4) the file's BO memory limit (an imported BO counts for every file holding
+ * it).
  */
 #define DRM_NPU_BO_IMPORT_EXISTED (1u << 31) /* out: the file's existing handle */
 

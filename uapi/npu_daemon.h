@@ -29,7 +29,9 @@ extern "C" {
 #endif
 
 #define NPU_DAEMON_MAGIC 0x4455504eu /* the bytes "NPUD" read as a little-endian u32 */
-#define NPU_DAEMON_VERSION 2u        /* 2: HELLO flags, shareable files, attaching */
+/* 2: HELLO flags, shareable files, attaching; 3: STATUS with each client's credentials as the
+ * kernel reports them (SO_PEERCRED), its jobs in flight and the limits (quotas) */
+#define NPU_DAEMON_VERSION 3u
 
 /* Largest payload of any message, both directions; longer messages are a protocol error. */
 #define NPU_DAEMON_MAX_PAYLOAD (1u << 20)
@@ -105,21 +107,41 @@ struct npu_daemon_map_reply {
   __u32 err; /* errno when ret is -1 */
 };
 
+/* Bits of npu_daemon_client.flags (version 3). */
+#define NPU_DAEMON_CLIENT_REALTIME (1u << 0) /* the client's file may create REALTIME contexts */
+
 struct npu_daemon_client {
   __u32 client_id;
-  __u32 pid;      /* as the client's HELLO said */
+  __u32 pid;      /* the client process as the kernel reports it (SO_PEERCRED at connect) */
   __u32 bos;      /* BO handles the connection's file holds */
   __u32 contexts; /* contexts the connection's file holds */
   __u64 bo_bytes; /* bytes of those BOs */
+  /* version 3 (a version 1-2 reply ends here: NPU_DAEMON_CLIENT_V2_SIZE bytes per client) */
+  __u32 uid;            /* SO_PEERCRED */
+  __u32 gid;            /* SO_PEERCRED */
+  __u32 hello_pid;      /* the pid the client's HELLO claimed (logs only; not trusted) */
+  __u32 jobs_in_flight; /* jobs of the file queued or running */
+  __u32 flags;          /* NPU_DAEMON_CLIENT_* */
+  __u32 pad;
 };
+#define NPU_DAEMON_CLIENT_V2_SIZE 24u
 
 struct npu_daemon_status {
   __u32 num_clients; /* entries that follow (connections past HELLO) */
   __u32 pad;
   __u64 clients_served; /* connections accepted since the daemon started */
   __u64 bo_memory;      /* bytes of BO memory alive in the daemon (all clients, and jobs) */
-  /* followed by struct npu_daemon_client[num_clients] */
+  /* version 3 (a version 1-2 reply ends here: NPU_DAEMON_STATUS_V2_SIZE bytes) */
+  __u64 bo_memory_limit;        /* the most BO memory the device holds, all clients */
+  __u64 client_bo_memory_limit; /* the most one client may hold */
+  __u32 client_contexts_limit;  /* contexts one client may hold */
+  __u32 client_jobs_limit;      /* jobs one client may have in flight */
+  __u32 client_size;            /* bytes of each npu_daemon_client that follows */
+  __u32 pad2;
+  /* followed by num_clients entries of client_size bytes (version 3) or
+   * NPU_DAEMON_CLIENT_V2_SIZE bytes (versions 1-2): struct npu_daemon_client's prefix */
 };
+#define NPU_DAEMON_STATUS_V2_SIZE 24u
 
 struct npu_daemon_error {
   __u32 err;         /* errno-style code: EPROTO, EPROTONOSUPPORT, EMSGSIZE, ... */

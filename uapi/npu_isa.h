@@ -23,7 +23,7 @@ extern "C" {
 
 #define NPU_ISA_MAGIC 0x4355504eu /* "NPUC" little-endian */
 #define NPU_ISA_VERSION_MAJOR 1
-#define NPU_ISA_VERSION_MINOR 1 /* 1.1: fp16/bf16 (NPU_FEATURE_FP16) */
+#define NPU_ISA_VERSION_MINOR 2 /* 1.1: fp16/bf16 (NPU_FEATURE_FP16); 1.2: safe points */
 #define NPU_CMD_SIZE 128
 /* The most commands one command buffer may hold (2^20: 128 MiB of commands). Drivers refuse a
  * larger buffer before reading it; compilers split work across buffers (segments) instead. */
@@ -102,6 +102,11 @@ struct npu_cmd_end {
 
 /* FENCE flags. */
 #define NPU_FENCE_FLAG_IRQ 0x1 /* raise an interrupt carrying @value when the fence passes */
+/* (ISA 1.2) A safe point: nothing the commands after the fence read in SRAM was written before
+ * it, and every semaphore is 0 there (the validator checks the semaphores). The device may
+ * switch to another job at the fence, once every engine drained, and resume this one later
+ * from the next command (docs/isa.md section 10). */
+#define NPU_FENCE_FLAG_PREEMPT 0x2
 
 /** FENCE: every engine finishes all earlier commands before any later command starts. */
 struct npu_cmd_fence {

@@ -45,8 +45,9 @@ T read_as(std::span<const std::byte> bytes) {
 
 }  // namespace
 
-Connection::Connection(Server& server, wire::UniqueFd sock, uint32_t id)
-    : server_(server), kmd_(server.kmd()), sock_(std::move(sock)), id_(id) {}
+Connection::Connection(Server& server, wire::UniqueFd sock, uint32_t id,
+                       const emu::Credentials& peer)
+    : server_(server), kmd_(server.kmd()), sock_(std::move(sock)), id_(id), peer_(peer) {}
 
 Connection::~Connection() {
   stop();
@@ -74,10 +75,15 @@ bool Connection::describe(npu_daemon_client& out) const {
   const emu::Kmd::FileUsage u = kmd_.usage(f->fd());
   out = {};
   out.client_id = id_;
-  out.pid = pid_.load();
+  out.pid = static_cast<uint32_t>(peer_.pid);
   out.bos = u.bos;
   out.contexts = u.contexts;
   out.bo_bytes = u.bo_bytes;
+  out.uid = peer_.uid;
+  out.gid = peer_.gid;
+  out.hello_pid = hello_pid_.load();
+  out.jobs_in_flight = u.jobs_in_flight;
+  out.flags = u.realtime ? NPU_DAEMON_CLIENT_REALTIME : 0u;
   return true;
 }
 
@@ -117,7 +123,7 @@ bool Connection::handle(wire::Message& m) {
       return handle_map(m);
     case NPU_DAEMON_STATUS: {
       if (!m.payload.empty()) return protocol_error(m.header.seq, EPROTO, "STATUS with a payload");
-      const std::vector<std::byte> st = server_.status_payload();
+      const std::vector<std::byte> st = server_.status_payload(version_.load());
       const std::array parts{std::span<const std::byte>(st)};
       return send(NPU_DAEMON_STATUS | NPU_DAEMON_REPLY, m.header.seq, parts);
     }
@@ -162,7 +168,7 @@ bool Connection::handle_hello(const wire::Message& m) {
                             "ATTACH: the descriptor is no shareable connection of this daemon");
     }
   } else {
-    const int fd = kmd_.open();
+    const int fd = kmd_.open(emu::Kmd::Opener{server_.may_realtime(peer_)});
     if (fd < 0) {
       return protocol_error(m.header.seq, errno,
                             fmt::format("cannot open a driver file: {}", std::strerror(errno)));
@@ -180,8 +186,10 @@ bool Connection::handle_hello(const wire::Message& m) {
     std::unique_lock lk(file_mu_);
     file_ = f;
   }
-  pid_.store(hello.pid);
-  log().info("client {}: connected (pid {}){}", id_, hello.pid,
+  hello_pid_.store(hello.pid);
+  version_.store(version);
+  log().info("client {}: connected (pid {}, uid {}{}){}", id_, peer_.pid, peer_.uid,
+             server_.may_realtime(peer_) ? ", may use realtime" : "",
              (hello.flags & NPU_DAEMON_HELLO_ATTACH) != 0
                  ? fmt::format(", attached to the file of client {}", f->id())
                  : "");
@@ -257,7 +265,23 @@ std::pair<int, int> Connection::call_driver(PendingCall& call) {
   return {ret, ret < 0 ? errno : 0};
 }
 
+void Connection::log_refusal(const PendingCall& call, int err) {
+  const std::shared_ptr<DriverFile> f = file();
+  if (f == nullptr) return;
+  std::string reason(256, '\0');
+  drm_npu_query q{};
+  q.type = DRM_NPU_QUERY_LAST_ERROR;
+  q.size = static_cast<uint32_t>(reason.size());
+  q.data = reinterpret_cast<uintptr_t>(reason.data());
+  if (kmd_.ioctl(f->fd(), DRM_IOCTL_NPU_QUERY, &q) != 0) reason.clear();
+  reason.resize(std::strlen(reason.c_str()));
+  log().warn("client {} (pid {}, uid {}): {} refused: {}", id_, peer_.pid, peer_.uid,
+             call.info != nullptr ? call.info->name : "ioctl",
+             reason.empty() ? std::strerror(err) : reason);
+}
+
 void Connection::finish(PendingCall& call, int ret, int err) {
+  if (ret < 0 && (err == EDQUOT || err == EPERM)) log_refusal(call, err);
   std::vector<std::byte> out;
   std::vector<wire::UniqueFd> fds;  // made by the driver for the client: sent, then closed
   if (call.info != nullptr) {
@@ -392,7 +416,7 @@ void Connection::close_file() {
     // The last channel closes the driver file here: its jobs are aborted or drained, its BOs
     // and contexts freed.
     f.reset();
-    log().info("client {}: closed (pid {}){}", id_, pid_.load(),
+    log().info("client {}: closed (pid {}){}", id_, peer_.pid,
                last ? "; its jobs, buffers and contexts are released"
                     : "; its file stays open for the other channels");
   }

@@ -7,9 +7,9 @@
 // with SCM_RIGHTS) and STATUS. A blocking ioctl (WAIT, BO_WAIT: a deadline row in
 // uapi/npu_ioctls.def) that would block goes to a waiter thread, so the reader goes on with the
 // next request. A malformed message (bad magic or length, unknown type, sizes that do not add up,
-// descriptors where none or fewer are due) is logged, answered with ERROR and ends this connection; the
-// daemon and other connections go on. Threading: the reader and the waiters send replies under one
-// lock; stop() may be called from any thread (it shuts the socket down, which ends the reader).
+// descriptors where none or fewer are due) is logged, answered with ERROR and ends this connection;
+// the daemon and other connections go on. Threading: the reader and the waiters send replies under
+// one lock; stop() may be called from any thread (it shuts the socket down, which ends the reader).
 // Lifetime: the Server owns connections; when the reader ends, the driver file is closed (jobs
 // aborted or drained, BOs and contexts freed), the waiters joined, and the socket closed.
 #pragma once
@@ -26,6 +26,7 @@
 
 #include "driver_file.h"
 #include "npu/daemon_wire.h"
+#include "npu/emu/credentials.h"
 #include "npu/emu/kmd.h"
 #include "npu/ioctl_marshal.h"
 #include "npu/ioctl_table.h"
@@ -38,7 +39,8 @@ class Server;
 
 class Connection {
  public:
-  Connection(Server& server, wire::UniqueFd sock, uint32_t id);
+  /// `peer`: the client as the kernel reports it (SO_PEERCRED, capabilities from /proc).
+  Connection(Server& server, wire::UniqueFd sock, uint32_t id, const emu::Credentials& peer);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -80,6 +82,9 @@ class Connection {
   std::pair<int, int> call_driver(PendingCall& call);
   /// Sends the reply of a call the driver answered.
   void finish(PendingCall& call, int ret, int err);
+  /// Logs a call the driver refused for a quota (EDQUOT) or the priority policy (EPERM),
+  /// with the driver's reason (QUERY LAST_ERROR).
+  void log_refusal(const PendingCall& call, int err);
   void queue_wait(PendingCall call);
   void waiter();
   void close_file();
@@ -96,7 +101,9 @@ class Connection {
   mutable std::shared_mutex file_mu_;
   std::shared_ptr<DriverFile> file_;
   std::atomic<bool> closing_{false};  // set before file_mu_ is taken to close
-  std::atomic<uint32_t> pid_{0};
+  const emu::Credentials peer_;
+  std::atomic<uint32_t> hello_pid_{0};  // what HELLO claimed (logs only)
+  std::atomic<uint32_t> version_{0};    // the protocol version agreed at HELLO
   std::atomic<bool> done_{false};
   std::thread reader_;
   std::mutex send_mu_;

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -32,24 +33,30 @@ constexpr int kSendTimeoutSec = 5;
 }  // namespace
 
 Server::Server(std::string path, wire::UniqueFd listener, wire::UniqueFd wake,
-               std::unique_ptr<emu::Kmd> kmd)
+               std::unique_ptr<emu::Kmd> kmd, ServerOptions options)
     : path_(std::move(path)),
       listener_(std::move(listener)),
       wake_(std::move(wake)),
       kmd_(std::move(kmd)),
+      options_(std::move(options)),
       files_(std::make_unique<FileRegistry>()) {}
 
-Expected<std::unique_ptr<Server>> Server::create(std::string socket_path,
-                                                 isa::DeviceConfig config) {
-  auto listener = listen_unix(socket_path);
+Expected<std::unique_ptr<Server>> Server::create(std::string socket_path, isa::DeviceConfig config,
+                                                 ServerOptions options) {
+  auto listener = listen_unix(socket_path, options.group);
   if (!listener) return listener.error();
   wire::UniqueFd wake(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (!wake) {
     return make_error(errno, fmt::format("daemon: eventfd: {}", std::strerror(errno)));
   }
   auto kmd = std::make_unique<emu::Kmd>(std::move(config));
-  return std::unique_ptr<Server>(
-      new Server(std::move(socket_path), std::move(*listener), std::move(wake), std::move(kmd)));
+  return std::unique_ptr<Server>(new Server(std::move(socket_path), std::move(*listener),
+                                            std::move(wake), std::move(kmd), std::move(options)));
+}
+
+bool Server::may_realtime(const emu::Credentials& who) const {
+  return who.cap_sys_nice || std::find(options_.realtime_uids.begin(), options_.realtime_uids.end(),
+                                       who.uid) != options_.realtime_uids.end();
 }
 
 Server::~Server() {
@@ -102,9 +109,22 @@ void Server::accept_one() {
   }
   const timeval timeout{kSendTimeoutSec, 0};
   ::setsockopt(sock.get(), SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof(timeout));
+  // Who is at the other end, as the kernel knows it: the client's word is not taken for it.
+  emu::Credentials peer;
+  ucred cred{};
+  socklen_t len = sizeof(cred);
+  if (::getsockopt(sock.get(), SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+    peer.pid = cred.pid;
+    peer.uid = cred.uid;
+    peer.gid = cred.gid;
+    // The capabilities from /proc; a client gone already keeps none (its connection ends).
+    if (auto c = emu::process_credentials(cred.pid); c && c->uid == cred.uid) {
+      peer.cap_sys_nice = c->cap_sys_nice;
+    }
+  }
   const uint32_t id = next_client_.fetch_add(1);
   served_.fetch_add(1);
-  auto conn = std::make_unique<Connection>(*this, std::move(sock), id);
+  auto conn = std::make_unique<Connection>(*this, std::move(sock), id, peer);
   Connection* c = conn.get();
   {
     std::lock_guard lk(mu_);
@@ -130,7 +150,7 @@ void Server::reap(bool all) {
   finished.clear();  // joins their threads (outside mu_: their STATUS may need it)
 }
 
-std::vector<std::byte> Server::status_payload() {
+std::vector<std::byte> Server::status_payload(uint32_t version) {
   npu_daemon_status st{};
   std::vector<npu_daemon_client> clients;
   {
@@ -143,10 +163,19 @@ std::vector<std::byte> Server::status_payload() {
   st.num_clients = static_cast<uint32_t>(clients.size());
   st.clients_served = served_.load();
   st.bo_memory = emu::Kmd::bo_memory_bytes();
-  std::vector<std::byte> out(sizeof(st) + clients.size() * sizeof(npu_daemon_client));
-  std::memcpy(out.data(), &st, sizeof(st));
-  if (!clients.empty()) {
-    std::memcpy(out.data() + sizeof(st), clients.data(), clients.size() * sizeof(clients[0]));
+  const emu::Kmd::Limits limits = kmd_->limits();
+  st.bo_memory_limit = limits.device_bo_memory;
+  st.client_bo_memory_limit = limits.bo_memory;
+  st.client_contexts_limit = limits.contexts;
+  st.client_jobs_limit = limits.jobs_in_flight;
+  st.client_size = sizeof(npu_daemon_client);
+  // Versions 1 and 2 know the prefixes of both structs.
+  const size_t head = version >= 3 ? sizeof(st) : NPU_DAEMON_STATUS_V2_SIZE;
+  const size_t each = version >= 3 ? sizeof(npu_daemon_client) : NPU_DAEMON_CLIENT_V2_SIZE;
+  std::vector<std::byte> out(head + clients.size() * each);
+  std::memcpy(out.data(), &st, head);
+  for (size_t i = 0; i < clients.size(); ++i) {
+    std::memcpy(out.data() + head + i * each, &clients[i], each);
   }
   return out;
 }

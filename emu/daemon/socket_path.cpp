@@ -59,12 +59,16 @@ Expected<void> clear_stale(const std::string& path, const sockaddr_un& addr) {
 
 }  // namespace
 
-Expected<wire::UniqueFd> listen_unix(const std::string& path) {
+Expected<wire::UniqueFd> listen_unix(const std::string& path, std::optional<gid_t> group) {
   auto addr = address(path);
   if (!addr) return addr.error();
   if (const size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
     const std::string dir = path.substr(0, slash);
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    if (::mkdir(dir.c_str(), group ? 0750 : 0700) == 0) {
+      if (group && ::chown(dir.c_str(), static_cast<uid_t>(-1), *group) != 0) {
+        return sys_error(errno, path, "giving its directory to the group");
+      }
+    } else if (errno != EEXIST) {
       return sys_error(errno, path, "creating its directory");
     }
   }
@@ -73,6 +77,17 @@ Expected<wire::UniqueFd> listen_unix(const std::string& path) {
   if (!fd) return sys_error(errno, path, "socket");
   if (::bind(fd.get(), reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0) {
     return sys_error(errno, path, "bind");
+  }
+  // Before listen(): until then a connect() is refused, so the mode holds from the first client.
+  if (group && ::chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return sys_error(err, path, "giving the socket to the group");
+  }
+  if (::chmod(path.c_str(), group ? 0660 : 0600) != 0) {
+    const int err = errno;
+    ::unlink(path.c_str());
+    return sys_error(err, path, "chmod");
   }
   if (::listen(fd.get(), 64) != 0) return sys_error(errno, path, "listen");
   return fd;

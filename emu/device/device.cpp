@@ -46,6 +46,7 @@
 #include <bit>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <optional>
@@ -59,10 +60,12 @@
 #include "npu/emu/spin_wait.h"
 #include "npu/isa/opcodes.h"
 #include "npu/isa/regions.h"
+#include "npu/isa/safe_points.h"
 #include "npu/isa/schedule.h"
 #include "npu/isa/timing.h"
 #include "npu/log.h"
 #include "racecheck.h"
+#include "safe_point_gate.h"
 #include "sram_versions.h"
 
 namespace npu::emu {
@@ -192,6 +195,13 @@ struct Device::Impl {
   bool engines_started = false;  // start_engines() ran (under run_mu)
   // Set by run() before the CP dispatches (the ring's release/acquire publishes them).
   const isa::Program* program = nullptr;
+  uint32_t base = 0;  // JobOptions::begin
+  // The commands this run() executes: the program from JobOptions::begin on (a job resumed
+  // after a safe point). Indices inside the Impl are relative to it; run() shifts the
+  // profile's back (shift_indices).
+  std::span<const npu_cmd> cmds;
+  // The safe points of `cmds` and the decision to stop at one (JobOptions::yield).
+  std::unique_ptr<SafePointGate> gate;
   const Mmu* mmu = nullptr;
   JobResult result;
   // The synchronization checker: on for this job; the CP's clock (changed only at a FENCE,
@@ -271,7 +281,7 @@ struct Device::Impl {
         join(eng.vc, cp_vc);
         eng.epoch = item.epoch;
       }
-      if (before_command) before_command(eng.id, item.index);
+      if (before_command) before_command(eng.id, item.index + base);
       if (!job.aborted()) end = execute(eng, item.index, start, regions);
       if (racecheck) eng.vc[eng.id] = ++eng.position;
       eng.clock = end;
@@ -288,7 +298,7 @@ struct Device::Impl {
 
   /// Runs one command on `eng`; returns its end cycle.
   uint64_t execute(Engine& eng, uint32_t index, uint64_t start, std::vector<isa::Region>& regions) {
-    const npu_cmd& c = program->cmds[index];
+    const npu_cmd& c = cmds[index];
     const uint8_t op = c.hdr.opcode;
     if (!isa::opcode_allows_engine(op, static_cast<uint8_t>(eng.id))) {
       raise(DRM_NPU_FAULT_PARSE, eng.id, index, 0, start);
@@ -390,7 +400,6 @@ struct Device::Impl {
   // ---- command processor --------------------------------------------------------------
 
   void run_job() {
-    const auto& cmds = program->cmds;
     result = JobResult{};
     result.profile.timeline.assign(cmds.size(), drm_npu_cmd_profile{UINT32_MAX, 0, 0, 0, 0});
     uint64_t cp_clock = 0;
@@ -455,6 +464,10 @@ struct Device::Impl {
           if (c.hdr.flags & NPU_FENCE_FLAG_IRQ) result.profile.irq_values.push_back(c.fence.value);
           record(i, NPU_ENGINE_CP, NPU_OP_FENCE, start, cp_clock);
           ++result.profile.commands[NPU_ENGINE_CP];
+          if (gate && gate->stop_at(i, cp_clock)) {  // preempted: every engine has drained
+            result.resume_at = i + 1;
+            ended = true;
+          }
           break;
         }
         case NPU_OP_MARKER:
@@ -520,7 +533,7 @@ struct Device::Impl {
       const auto t0 = std::chrono::steady_clock::now();
       p.race = race.find_hazards(result.status != DRM_NPU_JOB_OK);
       device_log().debug("racecheck: {} hazards among {} commands, pass {} us", p.race.total,
-                         program->cmds.size(),
+                         cmds.size(),
                          std::chrono::duration_cast<std::chrono::microseconds>(
                              std::chrono::steady_clock::now() - t0)
                              .count());
@@ -545,7 +558,7 @@ struct Device::Impl {
     p.timeline.reserve(p.timeline.size() + timeline.size());
     for (const isa::CommandTime& t : timeline) {
       p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
-      const npu_cmd& c = program->cmds[t.index];
+      const npu_cmd& c = cmds[t.index];
       if (t.engine == NPU_ENGINE_CP) {
         if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))
           p.irq_values.push_back(c.fence.value);
@@ -564,7 +577,7 @@ struct Device::Impl {
   /// virtual time and the commands that completed before it. The data the engines wrote is
   /// whatever they wrote before they stopped (a faulted job's outputs are undefined).
   void account_fault() {
-    const isa::Schedule s = isa::replay_to_fault(program->cmds, cfg, fault_model());
+    const isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
     if (!s.fault) {  // cannot happen: every fault the device raises, the replay raises
       device_log().error("faulted job: the replay finds no fault (kept the run's profile)");
       return;
@@ -599,7 +612,6 @@ struct Device::Impl {
   /// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
   /// loop then runs the job, and raises the fault if there is one).
   std::optional<size_t> run_on_lanes(const std::vector<uint32_t>& order, const isa::Schedule& s) {
-    const auto& cmds = program->cmds;
     if (host_lanes == HostLanes::Off) return std::nullopt;
     if (host_lanes == HostLanes::Auto) {
       if (!use_lanes(s.cycles, SIZE_MAX)) return std::nullopt;  // small: no need to count
@@ -639,6 +651,7 @@ struct Device::Impl {
     const std::span<const uint8_t> done =
         lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
           const isa::CommandTime& t = s.timeline[lane_timeline[i]];
+          if (gate && !gate->admit(t.index, fence_end(s))) return true;  // stopped before it
           const kern::SramVersionsScope scope(&sram_versions);
           run_command(cmds[t.index], sram, lane_dram[i], &job.abort_flag());
           const LaneCommand& lc = lane_cmds[i];
@@ -655,8 +668,12 @@ struct Device::Impl {
     return ran;
   }
 
+  /// The completion cycle of a safe point, from a complete schedule (timeline by index).
+  static std::function<uint64_t(uint32_t)> fence_end(const isa::Schedule& s) {
+    return [&s](uint32_t point) { return s.timeline[point].end; };
+  }
+
   bool run_serial() {
-    const auto& cmds = program->cmds;
     isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
     // Complete: no fault, and every command up to END ran (the timeline is by index).
     if (s.fault || s.timeline.empty() || s.timeline.back().opcode != NPU_OP_END ||
@@ -683,9 +700,12 @@ struct Device::Impl {
       ran = *on_lanes;
     } else {
       std::vector<isa::Region> regions;
+      const auto point_end = fence_end(s);
       for (const uint32_t k : order) {
         if (job.aborted()) break;
         const isa::CommandTime& t = s.timeline[k];
+        // Stopped at a safe point: every command before it came earlier in causal order.
+        if (gate && !gate->admit(t.index, point_end)) break;
         const npu_cmd& c = cmds[t.index];
         if (is_data(t, c)) {
           run_data_command(t.engine, t.index, c, t.start, regions);
@@ -695,21 +715,27 @@ struct Device::Impl {
       }
     }
 
-    if (ran == order.size()) {
+    const std::optional<uint32_t> stop = gate ? gate->stopped_at() : std::nullopt;
+    if (ran == order.size() && !stop) {
       p.cycles = s.cycles;
       for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
         p.busy_cycles[e] = s.busy[e];
         p.commands[e] = s.commands[e];
       }
       p.semaphore_stall_cycles = s.stall;
-    } else {  // reset mid-job: the profile of the commands that ran
-      const uint64_t at = ran ? s.timeline[order[ran - 1]].end : 0;
-      p.cycles = at;
-      p.busy_cycles[NPU_ENGINE_CP] = uint64_t{cfg.cp_cycles_per_cmd} * ran;
+    } else {  // stopped at a safe point, or reset mid-job: the profile of the commands that ran
       std::vector<isa::CommandTime> kept;
-      for (size_t r = 0; r < ran; ++r) kept.push_back(s.timeline[order[r]]);
-      std::sort(kept.begin(), kept.end(),
-                [](const auto& a, const auto& b) { return a.index < b.index; });
+      if (stop && !job.aborted()) {  // the commands up to the safe point, which ends the part
+        kept.assign(s.timeline.begin(), s.timeline.begin() + *stop + 1);
+        p.cycles = s.timeline[*stop].end;
+        result.resume_at = *stop + 1;
+      } else {
+        p.cycles = ran ? s.timeline[order[ran - 1]].end : 0;
+        for (size_t r = 0; r < ran; ++r) kept.push_back(s.timeline[order[r]]);
+        std::sort(kept.begin(), kept.end(),
+                  [](const auto& a, const auto& b) { return a.index < b.index; });
+      }
+      p.busy_cycles[NPU_ENGINE_CP] = uint64_t{cfg.cp_cycles_per_cmd} * kept.size();
       s.timeline = std::move(kept);
       for (const isa::CommandTime& t : s.timeline) {
         if (t.opcode == NPU_OP_SEM_WAIT) {
@@ -724,6 +750,18 @@ struct Device::Impl {
     result.fault = job.result_fault();
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
     return true;
+  }
+
+  /// Turns the indices of a run that began at command `base` into the program's.
+  void shift_indices() {
+    if (base == 0) return;
+    for (drm_npu_cmd_profile& e : result.profile.timeline) e.cmd_index += base;
+    for (drm_npu_hazard& h : result.profile.race.hazards) {
+      h.first.cmd_index += base;
+      h.second.cmd_index += base;
+    }
+    if (result.fault.kind != DRM_NPU_FAULT_NONE) result.fault.cmd_index += base;
+    if (result.resume_at != 0) result.resume_at += base;
   }
 
   /// Resets the per-job state of the engines and the checker for `cmds` commands (the engines
@@ -755,7 +793,7 @@ Device::~Device() {
 JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOptions& options) {
   std::lock_guard run_lk(impl_->run_mu);
   Impl& d = *impl_;
-  if (program.cmds.empty()) {
+  if (program.cmds.empty() || options.begin >= program.cmds.size()) {
     JobResult r;
     r.status = DRM_NPU_JOB_ERROR;
     r.fault = {DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, 0, 0, 0};
@@ -766,6 +804,10 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
   d.host_lanes = options.host_lanes;
   d.before_command = options.before_command;
   d.program = &program;
+  d.base = options.begin;
+  d.cmds = std::span<const npu_cmd>(program.cmds).subspan(options.begin);
+  if (options.yield) d.gate = std::make_unique<SafePointGate>(d.cmds, options.yield);
+  if (d.gate && d.gate->empty()) d.gate.reset();
   d.mmu = &mmu;
   {
     std::lock_guard lk(d.mu);
@@ -776,17 +818,35 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
   const bool serial = !cfg_.engine_threads && !options.racecheck && !options.before_command;
   if (!serial || !d.run_serial()) {
     d.start_engines();
-    d.prepare_engines(program.cmds.size());
+    d.prepare_engines(d.cmds.size());
     d.run_job();  // the command processor runs on this thread
   }
   {
     std::lock_guard lk(d.mu);
     d.running = false;
   }
+  d.shift_indices();
   d.program = nullptr;
+  d.cmds = {};
+  d.gate.reset();
   d.mmu = nullptr;
   d.before_command = nullptr;
   return std::move(d.result);
+}
+
+void Device::scramble_sram(uint64_t seed) {
+  std::lock_guard run_lk(impl_->run_mu);
+  Impl& d = *impl_;
+  // A fixed xorshift stream: enough to make any read of SRAM left over from before a safe
+  // point produce a different result, deterministic for a given seed.
+  uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (size_t i = 0; i + 8 <= d.sram.size(); i += 8) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    std::memcpy(d.sram.data() + i, &x, 8);
+  }
+  d.sram_versions.wrote(0, d.sram.size());
 }
 
 void Device::reset() {

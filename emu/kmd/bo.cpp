@@ -9,6 +9,8 @@
 #include <cstring>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "log.h"
 
 namespace npu::emu::kmd {
@@ -18,14 +20,33 @@ std::atomic<uint64_t> g_live_bytes{0};
 std::atomic<uint64_t> g_next_id{1};
 }  // namespace
 
-BoMemory::BoMemory(int fd, std::byte* host, uint64_t size)
-    : id_(g_next_id.fetch_add(1, std::memory_order_relaxed)), fd_(fd), host_(host), size_(size) {}
+BoMemory::BoMemory(int fd, std::byte* host, uint64_t size, std::shared_ptr<DeviceMemory> account)
+    : id_(g_next_id.fetch_add(1, std::memory_order_relaxed)),
+      account_(std::move(account)),
+      fd_(fd),
+      host_(host),
+      size_(size) {}
 
 uint64_t BoMemory::live_bytes() {
   return g_live_bytes.load(std::memory_order_relaxed);
 }
 
-Expected<std::shared_ptr<BoMemory>> BoMemory::create(uint64_t size) {
+Expected<std::shared_ptr<BoMemory>> BoMemory::create(uint64_t size,
+                                                     std::shared_ptr<DeviceMemory> account) {
+  if (account != nullptr && !account->try_charge(size)) {
+    return make_error(EDQUOT, quota_message(fmt::format("{} bytes of bo memory on top of the "
+                                                        "device's {}",
+                                                        size, account->used()),
+                                            "the device's bo memory limit", account->limit()));
+  }
+  // Gives the charge back on every failure below (the BoMemory takes it over on success).
+  struct Charge {
+    DeviceMemory* account;
+    uint64_t size;
+    ~Charge() {
+      if (account != nullptr) account->release(size);
+    }
+  } charge{account.get(), size};
   const int fd = memfd_create("npu-bo", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) {
     const int err = errno;
@@ -57,11 +78,14 @@ Expected<std::shared_ptr<BoMemory>> BoMemory::create(uint64_t size) {
         ENOMEM, "bo: mmap of " + std::to_string(size) + " bytes failed: " + std::strerror(err));
   }
   g_live_bytes.fetch_add(size, std::memory_order_relaxed);
-  return std::shared_ptr<BoMemory>(new BoMemory(fd, static_cast<std::byte*>(p), size));
+  charge.account = nullptr;
+  return std::shared_ptr<BoMemory>(
+      new BoMemory(fd, static_cast<std::byte*>(p), size, std::move(account)));
 }
 
 BoMemory::~BoMemory() {
   g_live_bytes.fetch_sub(size_, std::memory_order_relaxed);
+  if (account_ != nullptr) account_->release(size_);
   ::munmap(host_, size_);
   ::close(fd_);
 }

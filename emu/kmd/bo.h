@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "npu/expected.h"
+#include "quota.h"
 
 namespace npu::emu::kmd {
 
@@ -30,8 +31,11 @@ inline constexpr uint64_t kPopulateLimit = 256ull << 20;
 
 class BoMemory {
  public:
-  /// Allocates `size` zero-filled bytes (size already page rounded). ENOMEM on failure.
-  static Expected<std::shared_ptr<BoMemory>> create(uint64_t size);
+  /// Allocates `size` zero-filled bytes (size already page rounded), charged to `account`
+  /// (the device's BO memory) until the last reference goes. EDQUOT when the account's limit
+  /// would be passed, ENOMEM on failure.
+  static Expected<std::shared_ptr<BoMemory>> create(uint64_t size,
+                                                    std::shared_ptr<DeviceMemory> account);
   ~BoMemory();
   BoMemory(const BoMemory&) = delete;
   BoMemory& operator=(const BoMemory&) = delete;
@@ -55,8 +59,9 @@ class BoMemory {
   std::atomic<uint32_t> jobs_in_flight{0};
 
  private:
-  BoMemory(int fd, std::byte* host, uint64_t size);
+  BoMemory(int fd, std::byte* host, uint64_t size, std::shared_ptr<DeviceMemory> account);
   const uint64_t id_;
+  std::shared_ptr<DeviceMemory> account_;
   int fd_;
   std::byte* host_;
   uint64_t size_;

@@ -22,6 +22,7 @@
 
 #include "job.h"
 #include "npu_accel.h"
+#include "quota.h"
 
 namespace npu::emu::kmd {
 
@@ -30,8 +31,10 @@ class Context {
   static constexpr uint64_t kRetained = 1024;
   static constexpr uint64_t kTimelineRetained = 64;
 
-  Context(uint32_t id, uint32_t priority, const void* owner = nullptr)
-      : id_(id), priority_(priority), owner_(owner) {}
+  /// `jobs`: the owning file's count of jobs in flight (quota.h), shared by its contexts.
+  Context(uint32_t id, uint32_t priority, const void* owner = nullptr,
+          std::shared_ptr<JobAccount> jobs = std::make_shared<JobAccount>(UINT32_MAX))
+      : id_(id), priority_(priority), owner_(owner), jobs_(std::move(jobs)) {}
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -41,6 +44,8 @@ class Context {
   /// The file the context belongs to (identity only: the race checker tells a job of this
   /// file from another file's).
   const void* owner() const { return owner_; }
+  /// The owning file's jobs in flight and their limit (in_flight: scheduler lock to change).
+  JobAccount& jobs() const { return *jobs_; }
 
   // --- everything below: scheduler lock held ---
 
@@ -74,6 +79,7 @@ class Context {
   const uint32_t id_;
   const uint32_t priority_;
   const void* const owner_;
+  const std::shared_ptr<JobAccount> jobs_;
   std::array<std::shared_ptr<Job>, kRetained> ring_;
 };
 

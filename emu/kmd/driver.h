@@ -12,6 +12,7 @@
 #include "npu/isa/device_config.h"
 #include "npu_accel.h"
 #include "peer_table.h"
+#include "quota.h"
 #include "scheduler.h"
 #include "sync_fence.h"
 #include "uaccess.h"
@@ -23,7 +24,9 @@ struct Driver {
       : cfg(std::move(c)),
         uaccess(access),
         device(std::make_unique<Device>(cfg)),
-        scheduler(std::make_unique<Scheduler>(*device, cfg.watchdog_ms)) {}
+        scheduler(std::make_unique<Scheduler>(*device, cfg)),
+        limits(resolve_limits(cfg.quota)),
+        memory(std::make_shared<DeviceMemory>(limits.device_bo_memory)) {}
 
   isa::DeviceConfig cfg;
   UserAccess uaccess;  // how handlers follow the ABI's user pointers
@@ -33,6 +36,9 @@ struct Driver {
   PeerTable<BoMemory> exports;
   std::unique_ptr<Device> device;
   std::unique_ptr<Scheduler> scheduler;  // declared after device: stopped before it
+  // Quotas (quota.h): the limits every file is held to, and the device's BO memory account.
+  Limits limits;
+  std::shared_ptr<DeviceMemory> memory;
 };
 
 using IoctlHandler = int (*)(Driver& drv, File& file, void* data);

@@ -118,6 +118,7 @@ int Scheduler::job_profile(const Context& ctx, uint64_t seqno, std::vector<std::
   h.vector_elements = p.vector_elements;
   h.semaphore_stall_cycles = p.semaphore_stall_cycles;
   h.num_cmds = static_cast<uint32_t>(p.timeline.size());
+  h.preemptions = p.preemptions;
   const size_t entries = p.timeline.size() * sizeof(drm_npu_cmd_profile);
   out.resize(sizeof(h) + entries);
   std::memcpy(out.data(), &h, sizeof(h));

@@ -1,5 +1,6 @@
 #include "file.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -45,6 +46,7 @@ std::shared_ptr<Bo> File::add_bo_locked(std::shared_ptr<BoMemory> mem, uint32_t 
   bo->mmap_offset = next_mmap_offset_;
   bo->mem = std::move(mem);
   next_mmap_offset_ += bo->size;
+  bo_bytes_ += bo->size;
   bos_.emplace(handle, bo);
   mmap_offsets_.emplace(bo->mmap_offset, handle);
   return bo;
@@ -53,11 +55,13 @@ std::shared_ptr<Bo> File::add_bo_locked(std::shared_ptr<BoMemory> mem, uint32_t 
 Expected<std::shared_ptr<Bo>> File::create_bo_locked(uint64_t size, uint32_t flags,
                                                      uint64_t fixed_va) {
   const uint64_t rounded = round_up(size, kPageSize);
+  NPU_TRY(check_bo_quota_locked(rounded, "bo_create"));
   auto va = place_locked(rounded, flags, fixed_va, "bo_create");
   if (!va) return va.error();
-  auto mem = BoMemory::create(rounded);
+  auto mem = BoMemory::create(rounded, policy_.memory);
   if (!mem) {
     va_.free(*va);
+    if (mem.error().code == EDQUOT) return make_error(EDQUOT, "bo_create: " + mem.error().message);
     return mem.error();
   }
   return add_bo_locked(std::move(*mem), flags, *va);
@@ -72,6 +76,7 @@ Expected<std::shared_ptr<Bo>> File::import_bo_locked(std::shared_ptr<BoMemory> m
       return bo;
     }
   }
+  NPU_TRY(check_bo_quota_locked(mem->size(), "bo_import"));
   auto va = place_locked(mem->size(), flags, fixed_va, "bo_import");
   if (!va) return va.error();
   return add_bo_locked(std::move(mem), flags, *va);
@@ -93,16 +98,26 @@ bool File::close_bo_locked(uint32_t handle) {
   // A job still using the memory holds its own reference; the VA may be reused at once
   // because every job has its own Mmu built at SUBMIT.
   va_.free(it->second->va);
+  bo_bytes_ -= it->second->size;
   mmap_offsets_.erase(it->second->mmap_offset);
   bos_.erase(it);
   return true;
 }
 
-std::shared_ptr<Context> File::create_context_locked(uint32_t priority) {
-  if (contexts_.size() >= kMaxContexts) return nullptr;
+Expected<std::shared_ptr<Context>> File::create_context_locked(uint32_t priority) {
+  if (priority == DRM_NPU_PRIORITY_REALTIME && !policy_.realtime) {
+    return make_error(EPERM,
+                      "ctx_create: priority realtime needs CAP_SYS_NICE (or the driver's "
+                      "allow-list); the process that opened this file has neither");
+  }
+  const uint32_t limit = std::min<uint32_t>(policy_.limits.contexts, kMaxContexts);
+  if (contexts_.size() >= limit) {
+    return make_error(EDQUOT, quota_message(fmt::format("context {}", contexts_.size() + 1),
+                                            "the file's context limit", limit));
+  }
   uint32_t id = next_ctx_++;
   while (id == 0 || contexts_.count(id) != 0) id = next_ctx_++;
-  auto ctx = std::make_shared<Context>(id, priority, this);
+  auto ctx = std::make_shared<Context>(id, priority, this, jobs_);
   contexts_.emplace(id, ctx);
   return ctx;
 }
@@ -133,12 +148,24 @@ File::Usage File::usage_locked() const {
   Usage u;
   u.bos = static_cast<uint32_t>(bos_.size());
   u.contexts = static_cast<uint32_t>(contexts_.size());
-  for (const auto& [handle, bo] : bos_) u.bo_bytes += bo->size;
+  u.bo_bytes = bo_bytes_;
+  u.jobs_in_flight = jobs_->in_flight.load(std::memory_order_relaxed);
   return u;
+}
+
+Expected<void> File::check_bo_quota_locked(uint64_t bytes, const char* who) const {
+  const uint64_t limit = policy_.limits.bo_memory;
+  if (bytes <= limit && bo_bytes_ <= limit - bytes) return ok();
+  return make_error(
+      EDQUOT,
+      fmt::format("{}: {}", who,
+                  quota_message(fmt::format("{} bytes on top of the file's {}", bytes, bo_bytes_),
+                                "the file's bo memory limit", limit)));
 }
 
 void File::release_bos_locked() {
   bos_.clear();
+  bo_bytes_ = 0;
   mmap_offsets_.clear();
   va_ = VaAllocator();
 }

@@ -14,7 +14,8 @@ int ioctl_bo_create(Driver& drv, File& file, void* data) {
   file.last_error.clear();
   auto bo = file.create_bo_locked(a.size, a.flags, a.device_addr);
   if (!bo) {
-    log().debug("{}", bo.error().message);
+    log().log(bo.error().code == EDQUOT ? spdlog::level::warn : spdlog::level::debug, "fd {}: {}",
+              file.fd(), bo.error().message);
     file.last_error = bo.error().message;
     return -bo.error().code;
   }

@@ -10,14 +10,19 @@ namespace npu::emu::kmd {
 
 int ioctl_ctx_create(Driver& /*drv*/, File& file, void* data) {
   auto& a = *static_cast<drm_npu_ctx_create*>(data);
-  // Difference with the kernel: REALTIME needs no privilege (a kernel would ask for
-  // CAP_SYS_NICE).
   if (a.priority > DRM_NPU_PRIORITY_REALTIME || a.flags != 0 || a.pad != 0) return -EINVAL;
   std::lock_guard lk(file.mu);
   if (file.closed) return -EBADF;
+  file.last_error.clear();
+  // As amdgpu and i915, a raised priority is for privileged callers: REALTIME needs
+  // CAP_SYS_NICE of the opener (or the driver's allow-list), decided at open() (File::Policy).
   const auto ctx = file.create_context_locked(a.priority);
-  if (ctx == nullptr) return -ENOMEM;
-  a.ctx_id = ctx->id();
+  if (!ctx) {
+    log().warn("fd {}: {}", file.fd(), ctx.error().message);
+    file.last_error = ctx.error().message;
+    return -ctx.error().code;
+  }
+  a.ctx_id = (*ctx)->id();
   log().trace("ctx_create: ctx {} priority {}", a.ctx_id, a.priority);
   return 0;
 }

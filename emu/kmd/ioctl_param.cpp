@@ -8,7 +8,8 @@ namespace npu::emu::kmd {
 uint64_t device_capabilities(const isa::DeviceConfig& cfg) {
   uint64_t caps = DRM_NPU_CAP_PRIORITY | DRM_NPU_CAP_JOB_PROFILE | DRM_NPU_CAP_SKIP_VALIDATION |
                   DRM_NPU_CAP_RACECHECK | DRM_NPU_CAP_BO_WAIT | DRM_NPU_CAP_FENCES |
-                  DRM_NPU_CAP_BO_SHARING | DRM_NPU_CAP_CTX_EVENTS;
+                  DRM_NPU_CAP_BO_SHARING | DRM_NPU_CAP_CTX_EVENTS | DRM_NPU_CAP_QUOTAS;
+  if (cfg.scheduling.preemption) caps |= DRM_NPU_CAP_PREEMPTION;
   if (cfg.features & NPU_FEATURE_INT8) caps |= DRM_NPU_CAP_INT8;
   if (cfg.features & NPU_FEATURE_FP32) caps |= DRM_NPU_CAP_FP32;
   return caps;
@@ -72,6 +73,12 @@ int ioctl_get_param(Driver& drv, File& /*file*/, void* data) {
       break;
     case DRM_NPU_PARAM_VA_ALIGN:
       a.value = VaAllocator::kAlign;
+      break;
+    case DRM_NPU_PARAM_PREEMPT_CYCLES:
+      a.value = cfg.scheduling.preempt_cycles;
+      break;
+    case DRM_NPU_PARAM_TIME_SLICE_CYCLES:
+      a.value = cfg.scheduling.time_slice_cycles;
       break;
     default:
       return -EINVAL;

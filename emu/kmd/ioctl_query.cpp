@@ -1,7 +1,7 @@
 // QUERY: size-negotiated reads of device info, engine info, context state, device counters,
-// job profiles and the hazards the synchronization checker found in a job. Every type builds its
-// full answer, then the common tail copies as much as the caller has room for and reports the full
-// size.
+// job profiles, the hazards the synchronization checker found in a job, and the file's quota. Every
+// type builds its full answer, then the common tail copies as much as the caller has room for and
+// reports the full size.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -65,6 +65,23 @@ void engine_info(const isa::DeviceConfig& cfg, std::vector<std::byte>& out) {
   put(out, engine(NPU_ENGINE_VECTOR, q, lanes, cfg.vector.latency));
 }
 
+drm_npu_quota quota(const Driver& drv, File& file) {
+  drm_npu_quota q{};
+  std::lock_guard lk(file.mu);
+  const File::Usage u = file.usage_locked();
+  const Limits& l = file.policy().limits;
+  q.bo_memory = u.bo_bytes;
+  q.bo_memory_limit = l.bo_memory;
+  q.device_bo_memory = drv.memory->used();
+  q.device_bo_memory_limit = drv.memory->limit();
+  q.contexts = u.contexts;
+  q.contexts_limit = std::min<uint32_t>(l.contexts, File::kMaxContexts);
+  q.jobs_in_flight = u.jobs_in_flight;
+  q.jobs_in_flight_limit = l.jobs_in_flight;
+  q.flags = file.policy().realtime ? DRM_NPU_QUOTA_REALTIME : 0u;
+  return q;
+}
+
 std::shared_ptr<Context> find_context(File& file, uint64_t id) {
   if (id == 0 || id > UINT32_MAX) return nullptr;
   std::lock_guard lk(file.mu);
@@ -113,6 +130,11 @@ int ioctl_query(Driver& drv, File& file, void* data) {
       const auto ctx = find_context(file, q.arg0);
       if (ctx == nullptr) return -ENOENT;
       if (const int r = drv.scheduler->job_races(*ctx, q.arg1, out); r < 0) return r;
+      break;
+    }
+    case DRM_NPU_QUERY_QUOTA: {
+      if (q.arg0 != 0 || q.arg1 != 0) return -EINVAL;
+      put(out, quota(drv, file));
       break;
     }
     case DRM_NPU_QUERY_LAST_ERROR: {

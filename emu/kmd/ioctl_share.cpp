@@ -52,7 +52,8 @@ int ioctl_bo_import(Driver& drv, File& file, void* data) {
   bool existed = false;
   auto bo = file.import_bo_locked(std::move(mem), a.flags, a.device_addr, existed);
   if (!bo) {
-    log().debug("{}", bo.error().message);
+    log().log(bo.error().code == EDQUOT ? spdlog::level::warn : spdlog::level::debug, "fd {}: {}",
+              file.fd(), bo.error().message);
     file.last_error = bo.error().message;
     return -bo.error().code;
   }

@@ -10,6 +10,8 @@
 #include <span>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cmdbuf.h"
 #include "driver.h"
 #include "log.h"
@@ -212,6 +214,13 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     if (job->out_fence != nullptr) {  // never queued: the fence dies with the job
       job->out_fence->signal(DRM_NPU_JOB_ABORTED);
       ::close(handed.user_fd);
+    }
+    if (r == -EDQUOT) {
+      const JobAccount& jobs = ctx->jobs();
+      reject(file, EDQUOT,
+             quota_message(fmt::format("ctx {}: job {} in flight", s.ctx_id,
+                                       jobs.in_flight.load(std::memory_order_relaxed) + 1),
+                           "the file's limit of jobs in flight", jobs.limit));
     }
     return r;
   }

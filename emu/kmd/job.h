@@ -75,9 +75,15 @@ struct Job {
   uint64_t submit_ns = 0;
   uint64_t start_ns = 0;
   uint64_t end_ns = 0;
-  JobProfile profile;
+  JobProfile profile;  // with preemption, the parts that ran so far until it retires
 
   bool counted_in_flight = false;  // the scheduler raised jobs_in_flight of every BO in `bos`
+
+  // Preemption (scheduler lock): the command the next part starts at (0: the job has not run
+  // yet), and why the running part was asked to stop (set by the yield decision).
+  uint32_t resume_at = 0;
+  enum class Yield : uint8_t { kNone, kHigherPriority, kTimeSlice, kStress };
+  Yield yield_reason = Yield::kNone;
 
   /// Drops the inputs (program, Mmu, BO references); the BOs' in-flight counts go down.
   void release_inputs() {

@@ -18,6 +18,7 @@
 
 #include "driver.h"
 #include "log.h"
+#include "npu/emu/credentials.h"
 #include "npu_accel.h"
 
 namespace npu::emu {
@@ -122,11 +123,16 @@ const isa::DeviceConfig& Kmd::config() const {
 }
 
 int Kmd::open() {
+  return open(Opener{own_credentials().cap_sys_nice});
+}
+
+int Kmd::open(const Opener& who) {
   // A real descriptor, so numbers never clash with other files of the process (or other
   // Kmd instances); it carries no state of its own.
   const int fd = ::eventfd(0, EFD_CLOEXEC);
   if (fd < 0) return -1;
-  auto file = std::make_shared<kmd::File>(fd);
+  kmd::File::Policy policy{impl_->drv.limits, impl_->drv.memory, who.realtime};
+  auto file = std::make_shared<kmd::File>(fd, std::move(policy));
   {
     std::unique_lock lk(impl_->files_mu);
     impl_->files.emplace(fd, std::move(file));
@@ -263,7 +269,18 @@ Kmd::FileUsage Kmd::usage(int fd) const {
   u.bos = f.bos;
   u.contexts = f.contexts;
   u.bo_bytes = f.bo_bytes;
+  u.jobs_in_flight = f.jobs_in_flight;
+  u.realtime = file->policy().realtime;
   return u;
+}
+
+Kmd::Limits Kmd::limits() const {
+  const kmd::Limits& l = impl_->drv.limits;
+  return {l.bo_memory, l.device_bo_memory, l.contexts, l.jobs_in_flight};
+}
+
+uint64_t Kmd::device_bo_memory() const {
+  return impl_->drv.memory->used();
 }
 
 uint64_t Kmd::bo_memory_bytes() {

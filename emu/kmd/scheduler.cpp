@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "job_parts.h"
 #include "job_races.h"
 #include "log.h"
 #include "npu/emu/spin_wait.h"
@@ -14,8 +15,8 @@
 
 namespace npu::emu::kmd {
 
-Scheduler::Scheduler(Device& device, uint32_t watchdog_ms)
-    : device_(device), watchdog_(watchdog_ms) {
+Scheduler::Scheduler(Device& device, const isa::DeviceConfig& cfg)
+    : device_(device), watchdog_(cfg.watchdog_ms), sched_(cfg.scheduling) {
   runner_ = std::thread([this] { run_loop(); });
   watchdog_thread_ = std::thread([this] { watchdog_loop(); });
 }
@@ -44,6 +45,10 @@ int Scheduler::submit(Context& ctx, const std::shared_ptr<Job>& job) {
     if (ctx.destroyed) return -ENOENT;
     if (ctx.banned.load(std::memory_order_relaxed)) return -ECANCELED;
     if (!ctx.can_accept()) return -ENOMEM;
+    JobAccount& jobs = ctx.jobs();
+    if (jobs.in_flight.load(std::memory_order_relaxed) >= jobs.limit) return -EDQUOT;
+    jobs.in_flight.fetch_add(1, std::memory_order_relaxed);
+    ++counters_.jobs_submitted;
     job->id = next_job_id_++;
     job->ctx = &ctx;
     for (const auto& dep : job->deps) {  // the happens-before the fences give
@@ -151,6 +156,9 @@ void Scheduler::abort_job_locked(Job& job, const drm_npu_fault& fault, uint64_t 
   job.fault = fault;
   job.end_ns = now_ns;
   job.retired = true;
+  job.profile = {};  // aborted jobs report zeros (a preempted one's parts are in the counters)
+  job.ctx->jobs().in_flight.fetch_sub(1, std::memory_order_relaxed);
+  ++counters_.jobs_aborted;
   job.release_inputs();
   job.deps.clear();
   if (job.out_fence != nullptr) job.out_fence->signal(DRM_NPU_JOB_ABORTED);
@@ -196,24 +204,123 @@ void Scheduler::run_loop() {
 void Scheduler::run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job> job) {
   job->ctx->running = true;
   running_ = job.get();
-  running_since_ = Clock::now();
+  running_since_ = Clock::now();  // the watchdog bounds each part of a preempted job
   reset_issued_ = false;
-  job->start_ns = monotonic_ns();
+  if (job->resume_at == 0) job->start_ns = monotonic_ns();
+  job->yield_reason = Job::Yield::kNone;
   const bool wake_watchdog = watchdog_idle_ && watchdog_.count() > 0;
   lk.unlock();
   if (wake_watchdog) watchdog_cv_.notify_one();
 
-  log().trace("run ctx {} seqno {}", job->ctx->id(), job->seqno);
+  log().trace("run ctx {} seqno {}{}", job->ctx->id(), job->seqno,
+              job->resume_at != 0 ? fmt::format(" from command {}", job->resume_at) : "");
   JobOptions options;
   options.racecheck = job->racecheck;
+  options.begin = job->resume_at;
+  if (sched_.preemption || sched_.preempt_every_safe_point) {
+    options.yield = [this, j = job.get()](uint64_t cycle) { return should_yield(*j, cycle); };
+  }
+  // The stress mode plays another job between the parts: nothing may survive in SRAM.
+  if (job->resume_at != 0 && sched_.preempt_every_safe_point) device_.scramble_sram(job->id);
   JobResult result = device_.run(job->program, job->mmu, options);
   const uint64_t end_ns = monotonic_ns();
-  job->release_inputs();  // the thread that ran a dequeued job owns its inputs
+  bool preempted = result.resume_at != 0 && result.status == DRM_NPU_JOB_OK;
+  if (!preempted) job->release_inputs();  // the thread that ran a dequeued job owns its inputs
 
   lk.lock();
   const bool reset = reset_issued_;
   running_ = nullptr;
+  account_locked(result.profile);  // what the device did in this part
+  if (preempted && reset) {        // the watchdog fired as the part stopped: it is the guilty job
+    result.status = DRM_NPU_JOB_ERROR;
+    preempted = false;
+    lk.unlock();
+    job->release_inputs();
+    lk.lock();
+  }
+  if (preempted) {
+    requeue_preempted_locked(job, std::move(result));
+    return;
+  }
+  if (job->resume_at != 0) {  // the last part of a preempted job: the job's whole profile
+    JobProfile whole = std::move(job->profile);
+    add_part(whole, std::move(result.profile));
+    result.profile = std::move(whole);
+  }
   retire_locked(*job, std::move(result), end_ns, reset);
+}
+
+bool Scheduler::head_ready_locked(const Context& ctx) {
+  if (ctx.queue.empty()) return false;
+  const Job& head = *ctx.queue.front();
+  return std::all_of(head.deps.begin(), head.deps.end(), [](const auto& d) {
+    return d->signalled.load(std::memory_order_acquire) &&
+           d->status.load(std::memory_order_relaxed) == DRM_NPU_JOB_OK;
+  });
+}
+
+bool Scheduler::should_yield(Job& job, uint64_t cycle) {
+  std::lock_guard lk(mu_);
+  if (sched_.preempt_every_safe_point) {
+    job.yield_reason = Job::Yield::kStress;
+    return true;
+  }
+  if (stop_ || !sched_.preemption) return false;
+  const auto mine = static_cast<int>(job.ctx->priority());
+  for (int p = DRM_NPU_PRIORITY_REALTIME; p >= mine; --p) {
+    for (const Context* c : runlists_[static_cast<size_t>(p)]) {
+      if (c == job.ctx || !head_ready_locked(*c)) continue;
+      if (p > mine) {
+        job.yield_reason = Job::Yield::kHigherPriority;
+        return true;
+      }
+      if (sched_.time_slice_cycles > 0 && cycle >= sched_.time_slice_cycles) {
+        job.yield_reason = Job::Yield::kTimeSlice;
+        return true;
+      }
+      return false;
+    }
+  }
+  return false;
+}
+
+void Scheduler::requeue_preempted_locked(const std::shared_ptr<Job>& job, JobResult&& result) {
+  Context& ctx = *job->ctx;
+  ctx.running = false;
+  add_part(job->profile, std::move(result.profile));
+  add_switch(job->profile, result.resume_at - 1, sched_.preempt_cycles);
+  job->resume_at = result.resume_at;
+  ++counters_.preemptions;
+  counters_.preempt_cycles += sched_.preempt_cycles;
+  counters_.total_cycles += sched_.preempt_cycles;
+  log().trace("ctx {} seqno {}: preempted at command {} ({})", ctx.id(), job->seqno,
+              result.resume_at - 1,
+              job->yield_reason == Job::Yield::kHigherPriority ? "higher priority"
+              : job->yield_reason == Job::Yield::kTimeSlice    ? "time slice"
+                                                               : "stress");
+  if (ctx.destroyed || ctx.banned.load(std::memory_order_relaxed)) {
+    // The context went away while the part ran: the rest of the job never runs.
+    job->release_inputs();
+    abort_job_locked(*job, {}, monotonic_ns());
+    ctx.last_completed = std::max(ctx.last_completed, job->seqno);
+  } else {
+    // Back to the head of its context's queue (FIFO within the context holds); the context
+    // goes first among its priority when a higher one took over, last when its slice ran out.
+    ctx.queue.push_front(job);
+    auto& list = runlists_[ctx.priority()];
+    const bool first = job->yield_reason != Job::Yield::kTimeSlice;
+    if (ctx.in_runlist) std::erase(list, &ctx);
+    if (first) {
+      list.push_front(&ctx);
+    } else {
+      list.push_back(&ctx);
+    }
+    ctx.in_runlist = true;
+  }
+  queued_.fetch_add(1, std::memory_order_release);
+  if (runner_idle_) work_cv_.notify_one();
+  if (ctx.waiters > 0) ctx.cv.notify_all();
+  if (bo_waiters_ > 0) bo_cv_.notify_all();
 }
 
 const Job* Scheduler::peek_locked() const {
@@ -258,6 +365,7 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
   job.profile = std::move(result.profile);
   job.end_ns = end_ns;
   job.retired = true;
+  ctx.jobs().in_flight.fetch_sub(1, std::memory_order_relaxed);
   retired_.fetch_add(1, std::memory_order_release);
   ctx.running = false;
   ctx.last_completed = std::max(ctx.last_completed, job.seqno);
@@ -270,7 +378,6 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
     }
   }
 
-  account_locked(job.profile);
   if (job.log_hazards && job.profile.race.total > 0) log_hazards_locked(job);
   if (bo_waiters_ > 0) bo_cv_.notify_all();
   job.deps.clear();

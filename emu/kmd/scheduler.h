@@ -6,6 +6,20 @@
 // aborts it with fault DEPENDENCY. Every job's out-fence signals as it retires. The cross-job
 // synchronization checker runs at SUBMIT for jobs under the checker (job_races.h).
 //
+// Preemption (API 1.4, DeviceConfig::scheduling): a running job is offered every safe point
+// of its command stream (ISA 1.2; Device::run's JobOptions::yield). It stops there when a job
+// of a higher priority is ready, or, once it has run time_slice_cycles since it got the device,
+// a job of its own priority in another context; it then goes back to the head of its
+// context's queue (so the context's FIFO holds) with its profile so far, and its context to
+// the head of its run list (preempted by a higher priority) or the tail (its slice used up).
+// When picked again it resumes from the command after the safe point (JobOptions::begin),
+// paying preempt_cycles of virtual time for the switch (job_parts.h). It keeps its inputs,
+// its BOs' in-flight counts (BO_WAIT) and its place in the quota until it retires; its fence
+// signals once, at retirement. A job without safe points runs to its end as before.
+//
+// Quotas: SUBMIT beyond the file's jobs in flight (quota.h: JobAccount, shared by the file's
+// contexts) fails with -EDQUOT, after the context's own queue-full -ENOMEM.
+//
 // Two threads: the runner (picks a job, calls Device::run(), retires the job) and the
 // watchdog (resets the device when the running job exceeds the configured time). A job that
 // ends with status ERROR (a fault, or the watchdog's reset) bans its context: the context's
@@ -51,14 +65,16 @@ namespace npu::emu::kmd {
 
 class Scheduler {
  public:
-  /// `watchdog_ms` 0 disables the watchdog.
-  Scheduler(Device& device, uint32_t watchdog_ms);
+  /// The watchdog (cfg.watchdog_ms, 0 disables it) and the preemption policy
+  /// (cfg.scheduling) come from the device config.
+  Scheduler(Device& device, const isa::DeviceConfig& cfg);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
   /// Assigns the job its seqno and queues it. 0, or -ENOENT (context destroyed),
-  /// -ECANCELED (banned), -ENOMEM (retention ring full of unretired jobs).
+  /// -ECANCELED (banned), -ENOMEM (retention ring full of unretired jobs), -EDQUOT (the file's
+  /// jobs in flight at their limit).
   int submit(Context& ctx, const std::shared_ptr<Job>& job);
 
   /// Marks the context destroyed, aborts its queued jobs and waits for its running job.
@@ -111,6 +127,14 @@ class Scheduler {
   /// The jobs queued or running (the cross-job checker's other side).
   std::vector<const Job*> pending_locked() const;
   void retire_locked(Job& job, JobResult&& result, uint64_t end_ns, bool reset_by_watchdog);
+  /// Whether the running `job`, at a safe point `cycle` cycles into its current part, should
+  /// give the device up (see the header); notes why in the job. Called on a device thread.
+  bool should_yield(Job& job, uint64_t cycle);
+  /// The context's head job is ready to run (its in-fences signalled OK).
+  static bool head_ready_locked(const Context& ctx);
+  /// `job` stopped at a safe point (result.resume_at): keeps its part and puts it back at the
+  /// head of its context's queue (or aborts it when the context went away meanwhile).
+  void requeue_preempted_locked(const std::shared_ptr<Job>& job, JobResult&& result);
   void ban_locked(Context& ctx, const drm_npu_fault& fault, uint64_t seqno);
   /// Logs the hazards of a job the device config had checked (no caller reads them).
   void log_hazards_locked(const Job& job);
@@ -119,6 +143,7 @@ class Scheduler {
 
   Device& device_;
   const std::chrono::milliseconds watchdog_;
+  const isa::SchedulingConfig sched_;
 
   std::mutex mu_;
   std::condition_variable work_cv_;      // runner: a job was queued / stop

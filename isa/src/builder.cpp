@@ -327,6 +327,10 @@ uint32_t CommandBufferBuilder::fence(bool irq, uint32_t value) {
   return push(c);
 }
 
+uint32_t CommandBufferBuilder::safe_point() {
+  return push(blank(NPU_OP_FENCE, NPU_FENCE_FLAG_PREEMPT));
+}
+
 uint32_t CommandBufferBuilder::end() {
   return push(blank(NPU_OP_END));
 }

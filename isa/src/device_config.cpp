@@ -53,6 +53,17 @@ Expected<void> read_uint(const json& obj, const char* key, const std::string& pa
   return ok();
 }
 
+Expected<void> read_bool(const json& obj, const char* key, const std::string& path, bool& out) {
+  auto it = obj.find(key);
+  if (it == obj.end()) return ok();
+  if (!it->is_boolean()) {
+    return config_error(path.empty() ? key : path + "." + key,
+                        "expected true or false, got " + it->dump());
+  }
+  out = it->get<bool>();
+  return ok();
+}
+
 Expected<void> check_keys(const json& obj, const std::string& path,
                           std::initializer_list<const char*> known) {
   for (auto it = obj.begin(); it != obj.end(); ++it) {
@@ -108,9 +119,10 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
   if (!j.is_object()) return make_error(EINVAL, "device config: top level must be a json object");
   NPU_TRY(check_keys(
       j, "",
-      {"name", "device_id", "revision", "clock_hz", "sram_size", "sram_banks", "num_semaphores",
-       "semaphore_max", "cp_cycles_per_cmd", "queue_depth", "watchdog_ms", "features",
-       "max_bo_size", "racecheck", "engine_threads", "dma", "matrix", "vector"}));
+      {"name",        "device_id",      "revision",      "clock_hz",          "sram_size",
+       "sram_banks",  "num_semaphores", "semaphore_max", "cp_cycles_per_cmd", "queue_depth",
+       "watchdog_ms", "features",       "max_bo_size",   "racecheck",         "engine_threads",
+       "dma",         "matrix",         "vector",        "scheduling",        "quota"}));
   if (auto it = j.find("name"); it != j.end()) {
     if (!it->is_string()) return config_error("name", "expected a string, got " + it->dump());
     c.name = it->get<std::string>();
@@ -129,16 +141,8 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
   NPU_TRY(read_uint(j, "queue_depth", "", c.queue_depth, 1, 65536));
   NPU_TRY(read_uint(j, "watchdog_ms", "", c.watchdog_ms, 1, 86'400'000));
   NPU_TRY(read_uint(j, "max_bo_size", "", c.max_bo_size, 4096, uint64_t{1} << 48));
-  if (auto it = j.find("racecheck"); it != j.end()) {
-    if (!it->is_boolean())
-      return config_error("racecheck", "expected true or false, got " + it->dump());
-    c.racecheck = it->get<bool>();
-  }
-  if (auto it = j.find("engine_threads"); it != j.end()) {
-    if (!it->is_boolean())
-      return config_error("engine_threads", "expected true or false, got " + it->dump());
-    c.engine_threads = it->get<bool>();
-  }
+  NPU_TRY(read_bool(j, "racecheck", "", c.racecheck));
+  NPU_TRY(read_bool(j, "engine_threads", "", c.engine_threads));
   if (auto it = j.find("features"); it != j.end()) {
     auto f = parse_features(*it);
     if (!f) return f.error();
@@ -177,6 +181,30 @@ Expected<void> parse_object(const json& j, DeviceConfig& c) {
     NPU_TRY(read_uint(*it, "fp32_lanes", "vector", c.vector.fp32_lanes, 1, 65536));
     NPU_TRY(read_uint(*it, "latency", "vector", c.vector.latency, 0, kMaxLatency));
     NPU_TRY(read_uint(*it, "transcendental_cost", "vector", c.vector.transcendental_cost, 1, 1024));
+  }
+  if (auto it = j.find("scheduling"); it != j.end()) {
+    if (!it->is_object())
+      return config_error("scheduling", "expected an object, got " + it->dump());
+    NPU_TRY(check_keys(
+        *it, "scheduling",
+        {"preemption", "preempt_cycles", "time_slice_cycles", "preempt_every_safe_point"}));
+    NPU_TRY(read_bool(*it, "preemption", "scheduling", c.scheduling.preemption));
+    NPU_TRY(read_uint(*it, "preempt_cycles", "scheduling", c.scheduling.preempt_cycles, 0,
+                      100'000'000));
+    NPU_TRY(read_uint(*it, "time_slice_cycles", "scheduling", c.scheduling.time_slice_cycles, 0,
+                      uint64_t{1} << 48));
+    NPU_TRY(read_bool(*it, "preempt_every_safe_point", "scheduling",
+                      c.scheduling.preempt_every_safe_point));
+  }
+  if (auto it = j.find("quota"); it != j.end()) {
+    if (!it->is_object()) return config_error("quota", "expected an object, got " + it->dump());
+    NPU_TRY(
+        check_keys(*it, "quota", {"bo_memory", "device_bo_memory", "contexts", "jobs_in_flight"}));
+    NPU_TRY(read_uint(*it, "bo_memory", "quota", c.quota.bo_memory, 0, uint64_t{1} << 48));
+    NPU_TRY(read_uint(*it, "device_bo_memory", "quota", c.quota.device_bo_memory, 0,
+                      uint64_t{1} << 48));
+    NPU_TRY(read_uint(*it, "contexts", "quota", c.quota.contexts, 1, 1024));
+    NPU_TRY(read_uint(*it, "jobs_in_flight", "quota", c.quota.jobs_in_flight, 1, 1u << 20));
   }
   return ok();
 }
@@ -247,6 +275,14 @@ std::string DeviceConfig::to_json() const {
                  {"fp32_lanes", vector.fp32_lanes},
                  {"latency", vector.latency},
                  {"transcendental_cost", vector.transcendental_cost}};
+  j["scheduling"] = {{"preemption", scheduling.preemption},
+                     {"preempt_cycles", scheduling.preempt_cycles},
+                     {"time_slice_cycles", scheduling.time_slice_cycles}};
+  if (scheduling.preempt_every_safe_point) j["scheduling"]["preempt_every_safe_point"] = true;
+  j["quota"] = {{"bo_memory", quota.bo_memory},
+                {"device_bo_memory", quota.device_bo_memory},
+                {"contexts", quota.contexts},
+                {"jobs_in_flight", quota.jobs_in_flight}};
   return j.dump(2) + "\n";
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "npu/isa/opcodes.h"
+#include "npu/isa/safe_points.h"
 #include "payload_checker.h"
 
 namespace npu::isa::detail {
@@ -83,6 +84,33 @@ class SyncChecker {
                            std::to_string(u.waited) + ", and the device's maximum is " +
                            std::to_string(cfg_.semaphore_max));
         }
+      }
+    }
+    return ok();
+  }
+
+  /// Every semaphore at 0 at each safe point (a FENCE with NPU_FENCE_FLAG_PREEMPT): the fence
+  /// drains every engine, so a semaphore then holds the signals minus the waits of the
+  /// commands before it, and the device may switch to another job there, which would find it
+  /// with a count left over (and this job would resume with its semaphores reset).
+  Expected<void> check_safe_points() const {
+    std::vector<int64_t> value(sems_.size(), 0);
+    size_t nonzero = 0;
+    for (uint32_t i = 0; i < cmds_.size(); ++i) {
+      const npu_cmd& c = cmds_[i];
+      if (is_sem(c)) {
+        int64_t& v = value[c.sem.sem];
+        const bool was = v != 0;
+        v += c.hdr.opcode == NPU_OP_SEM_SIGNAL ? int64_t{c.sem.count} : -int64_t{c.sem.count};
+        nonzero += (v != 0) - was;
+      } else if (is_safe_point(c) && nonzero > 0) {
+        const auto s = static_cast<uint32_t>(
+            std::find_if(value.begin(), value.end(), [](int64_t v) { return v != 0; }) -
+            value.begin());
+        return error(i, "flags",
+                     "safe point with " + sem_name(s) + " at " + std::to_string(value[s]) +
+                         " (the signals minus the waits of the commands before it): every "
+                         "semaphore must be 0 at a safe point");
       }
     }
     return ok();
@@ -224,6 +252,7 @@ Expected<void> check_sync(std::span<const npu_cmd> cmds, const DeviceConfig& cfg
   SyncChecker checker(cmds, cfg);
   NPU_TRY(checker.check_totals());
   NPU_TRY(checker.check_overflow());
+  NPU_TRY(checker.check_safe_points());
   return checker.check_progress();
 }
 

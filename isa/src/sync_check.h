@@ -8,7 +8,8 @@
 //   - a deadlock: engines blocked in SEM_WAIT whose signals sit behind other blocked waits,
 //     behind a FENCE that waits for them, or behind a full engine queue;
 //   - a semaphore that overflows the device's maximum whatever the timing (its signals so far
-//     exceed the maximum even after every wait in the buffer).
+//     exceed the maximum even after every wait in the buffer);
+//   - a safe point (a FENCE with NPU_FENCE_FLAG_PREEMPT, ISA 1.2) where a semaphore is not 0.
 // Errors are EINVAL, one line naming the command: "command 5 (sem_wait): field sem: ...".
 // Pure functions; cost O(commands), nothing at all for a buffer without semaphores.
 #pragma once

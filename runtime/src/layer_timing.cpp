@@ -2,8 +2,10 @@
 #include "npu/runtime/layer_timing.h"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
+#include "npu_accel.h"
 #include "npu_isa.h"
 
 namespace npu {
@@ -20,8 +22,10 @@ std::vector<LayerTiming> layer_timings(const format::PackageMetadata& metadata,
     if (ss.kind != format::SegmentKind::kDevice || !ss.profile || next >= segs.size()) continue;
     const format::Segment& ps = *segs[next++];
     std::vector<std::pair<uint32_t, uint64_t>> fences;  // command index, end cycle
+    std::map<uint32_t, uint64_t> resumed;  // a preemption at a fence: the cycle the job resumed
     for (const auto& t : ss.profile->timeline) {
       if (t.opcode == NPU_OP_FENCE) fences.emplace_back(t.cmd_index, t.end_cycle);
+      if (t.opcode == DRM_NPU_PROFILE_PREEMPT) resumed[t.cmd_index] = t.end_cycle;
     }
     std::sort(fences.begin(), fences.end());
     if (ps.layers.empty() || fences.size() + 1 != ps.layers.size()) continue;
@@ -30,6 +34,10 @@ std::vector<LayerTiming> layer_timings(const format::PackageMetadata& metadata,
       const uint64_t end = k < fences.size() ? fences[k].second : ss.cycles;
       rows.push_back({ps.name, ps.layers[k], end - std::min(prev, end), prev});
       prev = end;
+      // A switch at this layer's fence is not the next layer's time.
+      if (k < fences.size()) {
+        if (const auto r = resumed.find(fences[k].first); r != resumed.end()) prev = r->second;
+      }
     }
   }
   return rows;

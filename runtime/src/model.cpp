@@ -78,6 +78,18 @@ const RunStats& Model::last_stats() const {
   return state_->stats;
 }
 
+Expected<void> Model::set_priority(Priority p) {
+  auto ctx = Context::create(state_->device, p);
+  if (!ctx) return make_error(ctx.error().code, state_->where(ctx.error().message));
+  state_->context.emplace(std::move(*ctx));
+  state_->priority = p;
+  return ok();
+}
+
+Priority Model::priority() const {
+  return state_->priority;
+}
+
 std::string Model::trace_json(TraceOptions options) const {
   if (options.process_name.empty()) options.process_name = state_->name;
   return run_trace_json(state_->stats, state_->package.metadata, std::move(options));

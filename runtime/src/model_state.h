@@ -46,6 +46,7 @@ struct ModelState {
   /// Per segment: its commands for the run statistics, split once on first use.
   std::map<size_t, std::shared_ptr<const std::vector<npu_cmd>>> commands;
   std::optional<Context> context;
+  Priority priority = Priority::kNormal;  // of `context` and of any context made after a fault
   std::vector<TensorDesc> inputs, outputs;
   RunStats stats;
 

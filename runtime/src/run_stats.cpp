@@ -33,6 +33,8 @@ JobProfile RunStats::merged_profile_with_host(uint64_t clock_hz,
       p.macs += q.macs;
       p.vector_elements += q.vector_elements;
       p.semaphore_stall_cycles += q.semaphore_stall_cycles;
+      p.preemptions += q.preemptions;
+      p.preempt_cycles += q.preempt_cycles;
       for (CommandTiming t : q.timeline) {
         t.cmd_index += cmd_base;
         t.start_cycle += p.cycles + host_cycles;

@@ -56,7 +56,7 @@ Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
         split_commands(m.package.sections.at(s.command_buffer).data));
   st.command_list = commands;
   if (!m.context) {
-    auto ctx = Context::create(m.device);
+    auto ctx = Context::create(m.device, m.priority);
     if (!ctx) return make_error(ctx.error().code, m.where(label + ": " + ctx.error().message));
     m.context.emplace(std::move(*ctx));
   }

@@ -38,6 +38,11 @@ TEST(DeviceConfig, RoundTrip) {
   c.vector.fp32_lanes = 32;
   c.clock_hz = 1'500'000'000;
   c.engine_threads = true;
+  c.scheduling.preempt_cycles = 1234;
+  c.scheduling.time_slice_cycles = 0;
+  c.scheduling.preempt_every_safe_point = true;
+  c.quota.bo_memory = 1 << 20;
+  c.quota.contexts = 7;
   auto back = DeviceConfig::from_json(c.to_json());
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->to_json(), c.to_json());
@@ -47,6 +52,12 @@ TEST(DeviceConfig, RoundTrip) {
   EXPECT_EQ(back->matrix.int8_cols, 64u);
   EXPECT_EQ(back->clock_hz, 1'500'000'000u);
   EXPECT_TRUE(back->engine_threads);
+  EXPECT_EQ(back->scheduling.preempt_cycles, 1234u);
+  EXPECT_EQ(back->scheduling.time_slice_cycles, 0u);
+  EXPECT_TRUE(back->scheduling.preempt_every_safe_point);
+  EXPECT_EQ(back->quota.bo_memory, 1u << 20);
+  EXPECT_EQ(back->quota.contexts, 7u);
+  EXPECT_EQ(DeviceConfig{}.to_json().find("preempt_every_safe_point"), std::string::npos);
   EXPECT_FALSE(DeviceConfig{}.engine_threads);
   EXPECT_EQ(DeviceConfig{}.to_json().find("engine_threads"), std::string::npos);
 }
@@ -119,8 +130,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadValue{R"({"vector": {"fp32_lanes": 0}})", "vector.fp32_lanes"},
         BadValue{R"({"vector": {"transcendental_cost": 0}})", "vector.transcendental_cost"},
         BadValue{R"({"max_bo_size": 1})", "max_bo_size"},
-        BadValue{R"({"engine_threads": 1})", "engine_threads"}, BadValue{R"([1, 2])", "top level"},
-        BadValue{R"({"name": )", "invalid json"}));
+        BadValue{R"({"engine_threads": 1})", "engine_threads"},
+        BadValue{R"({"scheduling": {"preemption": 1}})", "scheduling.preemption"},
+        BadValue{R"({"scheduling": {"preempt_cycles": -1}})", "scheduling.preempt_cycles"},
+        BadValue{R"({"scheduling": {"slice": 5}})", "scheduling.slice"},
+        BadValue{R"({"scheduling": 3})", "scheduling"},
+        BadValue{R"({"quota": {"contexts": 0}})", "quota.contexts"},
+        BadValue{R"({"quota": {"jobs_in_flight": 0}})", "quota.jobs_in_flight"},
+        BadValue{R"({"quota": {"bo_memory": "1G"}})", "quota.bo_memory"},
+        BadValue{R"([1, 2])", "top level"}, BadValue{R"({"name": )", "invalid json"}));
 
 TEST(DeviceConfig, LoadNamesTheFile) {
   auto missing = DeviceConfig::load("/nonexistent/npu.json");

@@ -25,6 +25,28 @@ std::string message(CommandBufferBuilder& b, const DeviceConfig& cfg = {}) {
   return r.error().message;
 }
 
+// A safe point (ISA 1.2) is where a device may switch jobs: every semaphore must be 0 there.
+TEST(SyncCheck, SafePointWithASemaphoreLeftOverIsRejected) {
+  CommandBufferBuilder b;
+  b.sem_signal(NPU_ENGINE_DMA_IN, 2);
+  b.safe_point();
+  b.sem_wait(NPU_ENGINE_DMA_OUT, 2);
+  EXPECT_EQ(message(b),
+            "command 1 (fence): field flags: safe point with semaphore 2 at 1 (the signals minus "
+            "the waits of the commands before it): every semaphore must be 0 at a safe point");
+  CommandBufferBuilder ok;
+  ok.sem_signal(NPU_ENGINE_DMA_IN, 2);
+  ok.sem_wait(NPU_ENGINE_DMA_OUT, 2);
+  ok.safe_point();
+  ok.fence();
+  EXPECT_EQ(message(ok), "(valid)");
+  CommandBufferBuilder plain;  // the same left-over count at a plain FENCE is fine
+  plain.sem_signal(NPU_ENGINE_DMA_IN, 2);
+  plain.fence();
+  plain.sem_wait(NPU_ENGINE_DMA_OUT, 2);
+  EXPECT_EQ(message(plain), "(valid)");
+}
+
 TEST(SyncCheck, WaitOnASemaphoreNobodySignals) {
   CommandBufferBuilder b;
   b.nop(NPU_ENGINE_DMA_OUT);

@@ -476,8 +476,8 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"sem_two_waiters", [](auto& b) { b.cmd(8).sem.sem = 0; },
                  "command 8 (sem_wait): field sem: semaphore 0 waited on by engine vector here "
                  "and by engine matrix at command 3"},
-        Mutation{"fence_flag", [](auto& b) { b.cmd(kFence).hdr.flags = 2; },
-                 "command 25 (fence): field flags: undefined flag bits 0x2"},
+        Mutation{"fence_flag", [](auto& b) { b.cmd(kFence).hdr.flags = 4; },
+                 "command 25 (fence): field flags: undefined flag bits 0x4"},
         Mutation{"missing_end",
                  [](auto& b) {
                    b.cmd(kEnd) = b.cmd(kEnd - 2);  // replace END by a NOP

@@ -35,12 +35,20 @@ MULT8(drm_npu_ctx_events);
 MULT8(drm_npu_fence_wait);
 MULT8(drm_npu_job_race);
 MULT8(drm_npu_job_races);
+MULT8(drm_npu_quota);
 
 /* API 1.3 grew SUBMIT at its end: the 1.2 fields keep their offsets. */
 _Static_assert(offsetof(struct drm_npu_submit, seqno) == 40, "1.2 SUBMIT layout");
 _Static_assert(offsetof(struct drm_npu_submit, in_fences) == DRM_NPU_SUBMIT_SIZE_V1,
                "1.3 SUBMIT fields follow the 1.2 struct");
 _Static_assert(sizeof(struct drm_npu_submit) == 64, "drm_npu_submit must be 64 bytes");
+/* API 1.4: the counters grew at their end (a 1.3 caller's 200 bytes are a prefix), the job
+ * profile's pad became @preemptions (the entries still start at 128 bytes). */
+_Static_assert(offsetof(struct drm_npu_counters, jobs_submitted) == 200,
+               "drm_npu_counters must keep its 1.3 prefix");
+_Static_assert(sizeof(struct drm_npu_counters) == 232, "drm_npu_counters must be 232 bytes");
+_Static_assert(sizeof(struct drm_npu_job_profile) == 128, "drm_npu_job_profile must be 128 bytes");
+_Static_assert(sizeof(struct drm_npu_quota) == 56, "drm_npu_quota must be 56 bytes");
 _Static_assert(sizeof(struct drm_npu_job_race) == 56, "drm_npu_job_race must be 56 bytes");
 
 _Static_assert(sizeof(struct drm_npu_hazard) == 40, "drm_npu_hazard must be 40 bytes");

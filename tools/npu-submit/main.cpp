@@ -2,7 +2,8 @@
 //   raw mode:   npu-submit CMDBUF.bin --buffer ADDR=FILE|size:N[:ro] ... [--dump ADDR:LEN=OUT]
 //   model mode: npu-submit MODEL.npub --input NAME=FILE.npy ... --output-dir DIR
 //               [--repeat N [--warmup K]]  (benchmark mode)
-//   either with --racecheck: run under the synchronization checker, print its hazards
+//   either with --racecheck: run under the synchronization checker, print its hazards, and
+//   --priority low|normal|high|realtime: the priority of the context the jobs run on
 // Exit status: 0 job ok, 1 usage or I/O error, 2 job faulted, aborted or timed out,
 // 3 (--racecheck) the job ran but the checker found hazards.
 #include <CLI/CLI.hpp>
@@ -41,6 +42,7 @@ struct Options {
   std::string input;
   std::vector<std::string> buffers, dumps, inputs;
   std::string output_dir, trace, device, config_path;
+  npu::Priority priority = npu::Priority::kNormal;
   bool stats = false, json = false, skip_validation = false, racecheck = false;
   std::optional<int64_t> timeout_ms;
   npu::tools::RunFlags bench;  // only repeat and warmup
@@ -81,6 +83,7 @@ int run_raw(const Options& o, std::span<const std::byte> cmdbuf) {
   npu::RawJobOptions options;
   options.skip_validation = o.skip_validation;
   options.racecheck = o.racecheck;
+  options.priority = o.priority;
   if (o.timeout_ms) options.timeout = std::chrono::milliseconds(*o.timeout_ms);
   auto run = npu::run_raw_job(*dev, cmdbuf, buffers, options);
   if (!run) return fail(run.error().message);
@@ -180,6 +183,9 @@ int run_model(const Options& o, std::shared_ptr<const npu::format::MappedFile> m
   if (!package) return fail(package.error().message);
   auto model = npu::Model::load(*dev, std::move(*package), o.input);
   if (!model) return fail(model.error().message);
+  if (o.priority != npu::Priority::kNormal) {
+    if (auto p = model->set_priority(o.priority); !p) return fail(p.error().message);
+  }
   auto inputs = npu::tools::read_inputs(o.inputs);
   if (!inputs) return fail(inputs.error().message);
   npu::tools::RunFlags flags{o.output_dir, o.trace, o.stats,        o.json,        o.racecheck,
@@ -218,6 +224,11 @@ static int tool_main(int argc, char** argv) {
                "the same bytes unordered) and exit 3 if there is one");
   app.add_flag("--skip-validation", o.skip_validation,
                "raw: submit unvalidated (emulator), to see the device's own faults");
+  std::string priority = "normal";
+  app.add_option("--priority", priority,
+                 "priority of the job's context: low, normal (default), high or realtime "
+                 "(realtime needs CAP_SYS_NICE, or a daemon's --allow-realtime)")
+      ->check(CLI::IsMember({"low", "normal", "high", "realtime"}));
   app.add_option("--timeout-ms", o.timeout_ms,
                  "bound the job (raw) or the whole model run, host segments included, to N ms "
                  "(default: no limit)")
@@ -230,6 +241,7 @@ static int tool_main(int argc, char** argv) {
   npu::tools::add_benchmark_flags(app, o.bench);
   if (auto status = npu::tools::parse_args(app, argc, argv, "npu-submit")) return *status;
   if (auto e = npu::tools::check_benchmark_flags(o.bench); !e.empty()) return fail(e);
+  o.priority = *npu::parse_priority(priority);
 
   if (!o.config_path.empty()) {
     if (!o.device.empty() && o.device != "emu:" && o.device != "emu") {

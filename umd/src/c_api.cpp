@@ -68,6 +68,10 @@ npu_status_t status_of(int code) {
       return NPU_ERROR_UNSUPPORTED;
     case EEXIST:
       return NPU_ERROR_EXISTS;
+    case EDQUOT:
+      return NPU_ERROR_QUOTA;
+    case EPERM:
+      return NPU_ERROR_PERMISSION;
     default:
       return NPU_ERROR_UNKNOWN;
   }
@@ -134,6 +138,10 @@ const char* npu_status_string(npu_status_t status) {
       return "exists";
     case NPU_ERROR_UNKNOWN:
       return "unknown error";
+    case NPU_ERROR_QUOTA:
+      return "over quota";
+    case NPU_ERROR_PERMISSION:
+      return "permission denied";
   }
   return "unknown status";
 }
@@ -159,6 +167,16 @@ npu_status_t npu_device_get_param(npu_device_t* device, uint32_t param, uint64_t
     auto v = device->device.get_param(param);
     if (!v) return fail("npu_device_get_param", v.error());
     *value = *v;
+    return NPU_OK;
+  });
+}
+
+npu_status_t npu_device_quota(npu_device_t* device, struct drm_npu_quota* out) {
+  return guarded("npu_device_quota", [&]() -> npu_status_t {
+    NPU_C_CHECK(device != nullptr && out != nullptr, "npu_device_quota", "device or out is null");
+    auto q = device->device.quota();
+    if (!q) return fail("npu_device_quota", q.error());
+    *out = *q;
     return NPU_OK;
   });
 }

@@ -45,6 +45,27 @@ std::string_view submit_detail(int err) {
 
 }  // namespace
 
+const char* priority_name(Priority p) {
+  switch (p) {
+    case Priority::kLow:
+      return "low";
+    case Priority::kNormal:
+      return "normal";
+    case Priority::kHigh:
+      return "high";
+    case Priority::kRealtime:
+      return "realtime";
+  }
+  return "?";
+}
+
+std::optional<Priority> parse_priority(std::string_view name) {
+  for (Priority p : {Priority::kLow, Priority::kNormal, Priority::kHigh, Priority::kRealtime}) {
+    if (name == priority_name(p)) return p;
+  }
+  return std::nullopt;
+}
+
 Expected<Context> Context::create(const Device& device, Priority priority) {
   drm_npu_ctx_create c{};
   c.priority = static_cast<uint32_t>(priority);
@@ -111,7 +132,7 @@ Expected<Job> Context::submit(CommandBuffer& cmdbuf, const SubmitOptions& option
   s.bos = reinterpret_cast<uintptr_t>(refs.data());
   if (const int err = ctx_->dev->do_ioctl(DRM_IOCTL_NPU_SUBMIT, &s); err != 0) {
     // The kernel's own reason (command index and field) beats the errno's generic meaning.
-    const std::string why = err == EINVAL || err == EFAULT || err == EOVERFLOW
+    const std::string why = err == EINVAL || err == EFAULT || err == EOVERFLOW || err == EDQUOT
                                 ? ctx_->dev->last_kernel_error()
                                 : std::string();
     return detail::ioctl_error(fmt::format("submit: ctx {}", ctx_->id), DRM_IOCTL_NPU_SUBMIT, err,

@@ -84,6 +84,7 @@ Expected<std::unique_ptr<DaemonChannel>> DaemonChannel::open(const std::string& 
   }
   ch->client_id_ = hr.client_id;
   ch->file_id_ = hr.version >= 2 ? hr.file_id : hr.client_id;
+  ch->version_ = hr.version;
   return ch;
 }
 
@@ -224,19 +225,22 @@ Expected<DaemonStatus> DaemonChannel::status() {
   auto reply = call(NPU_DAEMON_STATUS, {});
   if (!reply) return make_error(EIO, reply.error().message);
   DaemonStatus st;
+  st.version = version_;
   const auto& p = reply->payload;
-  if (reply->header.type != (NPU_DAEMON_STATUS | NPU_DAEMON_REPLY) ||
-      p.size() < sizeof(st.summary)) {
+  // Version 3 added fields at the end of both structs, and says how long an entry is.
+  const size_t head = version_ >= 3 ? sizeof(st.summary) : NPU_DAEMON_STATUS_V2_SIZE;
+  if (reply->header.type != (NPU_DAEMON_STATUS | NPU_DAEMON_REPLY) || p.size() < head) {
     return make_error(EIO, "daemon status: malformed reply");
   }
-  std::memcpy(&st.summary, p.data(), sizeof(st.summary));
-  if (p.size() != sizeof(st.summary) + st.summary.num_clients * sizeof(npu_daemon_client)) {
+  std::memcpy(&st.summary, p.data(), head);
+  const size_t each = version_ >= 3 ? st.summary.client_size : NPU_DAEMON_CLIENT_V2_SIZE;
+  if (each < NPU_DAEMON_CLIENT_V2_SIZE || p.size() != head + st.summary.num_clients * each) {
     return make_error(EIO, "daemon status: malformed reply");
   }
   st.clients.resize(st.summary.num_clients);
-  if (!st.clients.empty()) {
-    std::memcpy(st.clients.data(), p.data() + sizeof(st.summary),
-                st.clients.size() * sizeof(npu_daemon_client));
+  for (size_t i = 0; i < st.clients.size(); ++i) {
+    std::memcpy(&st.clients[i], p.data() + head + i * each,
+                std::min(each, sizeof(npu_daemon_client)));
   }
   return st;
 }

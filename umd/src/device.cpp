@@ -41,7 +41,11 @@ int DeviceState::do_ioctl(unsigned long request, void* arg) const {
 }
 
 Expected<void> DeviceState::ioctl(unsigned long request, void* arg, std::string_view who) const {
-  if (const int err = do_ioctl(request, arg); err != 0) return ioctl_error(who, request, err);
+  if (const int err = do_ioctl(request, arg); err != 0) {
+    // A quota (EDQUOT) or the priority policy (EPERM, API 1.4): the kernel names the limit.
+    const std::string why = err == EDQUOT || err == EPERM ? last_kernel_error() : std::string();
+    return ioctl_error(who, request, err, why);
+  }
   return ok();
 }
 
@@ -115,6 +119,14 @@ Expected<void> read_params(detail::DeviceState& s) {
   if (get(DRM_NPU_PARAM_VA_START, va.start) && get(DRM_NPU_PARAM_VA_END, va.end) &&
       get(DRM_NPU_PARAM_VA_ALIGN, va.align)) {
     p.va_range = va;
+  }
+
+  // Preemption (API 1.4): the switch's cost and the time slice.
+  if (p.has(DRM_NPU_CAP_PREEMPTION)) {
+    uint64_t cycles = 0, slice = 0;
+    if (get(DRM_NPU_PARAM_PREEMPT_CYCLES, cycles) && get(DRM_NPU_PARAM_TIME_SLICE_CYCLES, slice)) {
+      p.preemption = Preemption{cycles, slice};
+    }
   }
 
   drm_npu_device_info info{};
@@ -238,6 +250,14 @@ Expected<drm_npu_counters> Device::counters() const {
                  fmt::format("query counters: fd {}", state_->fd));
   if (!r) return r.error();
   return c;
+}
+
+Expected<drm_npu_quota> Device::quota() const {
+  drm_npu_quota q{};
+  auto r = query(*state_, DRM_NPU_QUERY_QUOTA, 0, &q, sizeof(q),
+                 fmt::format("query quota: fd {}", state_->fd));
+  if (!r) return r.error();
+  return q;
 }
 
 Expected<drm_npu_context_state> Device::context_state(uint32_t ctx_id) const {

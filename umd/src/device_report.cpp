@@ -74,6 +74,11 @@ Expected<DeviceReport> query_device_report(const Device& device) {
   auto counters = device.counters();
   if (!counters) return counters.error();
   r.counters = *counters;
+  if (r.params.has(DRM_NPU_CAP_QUOTAS)) {
+    auto quota = device.quota();
+    if (!quota) return quota.error();
+    r.quota = *quota;
+  }
   if (r.device.starts_with("unix:")) {
     auto st = daemon_status_of_others(r.device.substr(5));
     if (!st) return st.error();
@@ -103,7 +108,9 @@ std::vector<std::string> capability_names(uint64_t caps) {
                           {DRM_NPU_CAP_BO_WAIT, "bo_wait"},
                           {DRM_NPU_CAP_FENCES, "fences"},
                           {DRM_NPU_CAP_BO_SHARING, "bo_sharing"},
-                          {DRM_NPU_CAP_CTX_EVENTS, "ctx_events"}});
+                          {DRM_NPU_CAP_CTX_EVENTS, "ctx_events"},
+                          {DRM_NPU_CAP_PREEMPTION, "preemption"},
+                          {DRM_NPU_CAP_QUOTAS, "quotas"}});
 }
 
 std::vector<std::string> feature_names(uint64_t features) {
@@ -158,6 +165,13 @@ std::string format_device_report(const DeviceReport& r) {
     row("va range", "not reported");
   }
   row("engines", fmt::format("{} (mask {:#x})", p.num_engines, p.engine_mask));
+  if (p.preemption) {
+    row("preemption", fmt::format("at safe points, {} cycles a switch, time slice {}",
+                                  p.preemption->switch_cycles,
+                                  p.preemption->time_slice_cycles == 0
+                                      ? std::string("off")
+                                      : fmt::format("{} cycles", p.preemption->time_slice_cycles)));
+  }
   row("capabilities", join(capability_names(p.capabilities)));
   row("features", join(feature_names(p.features)));
 
@@ -181,9 +195,24 @@ std::string format_device_report(const DeviceReport& r) {
   row("macs", fmt::format("{}", c.macs));
   row("vector elements", fmt::format("{}", c.vector_elements));
   row("sem stalls", fmt::format("{} cycles", c.semaphore_stall_cycles));
+  if (p.api_minor >= 4) {
+    row("jobs submitted", fmt::format("{}", c.jobs_submitted));
+    row("jobs aborted", fmt::format("{}", c.jobs_aborted));
+    row("preemptions", fmt::format("{} ({} cycles)", c.preemptions, c.preempt_cycles));
+  }
   for (const auto& [id, name] : engine_keys(r.engines)) {
     row(fmt::format("{}", name),
         fmt::format("{} busy cycles, {} commands", c.busy_cycles[id], c.commands[id]));
+  }
+  if (r.quota) {
+    const drm_npu_quota& q = *r.quota;
+    out += "quota (this file: used / limit)\n";
+    row("bo memory", fmt::format("{} / {} bytes", q.bo_memory, q.bo_memory_limit));
+    row("device bo memory",
+        fmt::format("{} / {} bytes", q.device_bo_memory, q.device_bo_memory_limit));
+    row("contexts", fmt::format("{} / {}", q.contexts, q.contexts_limit));
+    row("jobs in flight", fmt::format("{} / {}", q.jobs_in_flight, q.jobs_in_flight_limit));
+    row("realtime", (q.flags & DRM_NPU_QUOTA_REALTIME) != 0 ? "allowed" : "not allowed (EPERM)");
   }
   if (r.daemon) out += format_daemon_status(r.device.substr(5), *r.daemon);
   return out;
@@ -223,6 +252,10 @@ std::string device_report_json(const DeviceReport& r) {
   } else {
     params["va_range"] = nullptr;
   }
+  if (p.preemption) {
+    params["preemption"] = {{"switch_cycles", p.preemption->switch_cycles},
+                            {"time_slice_cycles", p.preemption->time_slice_cycles}};
+  }
   j["parameters"] = std::move(params);
   json engines = json::array();
   for (const auto& e : r.engines) {
@@ -253,14 +286,39 @@ std::string device_report_json(const DeviceReport& r) {
       {"vector_elements", c.vector_elements},
       {"semaphore_stall_cycles", c.semaphore_stall_cycles},
   };
+  if (p.api_minor >= 4) {
+    j["counters"]["jobs_submitted"] = c.jobs_submitted;
+    j["counters"]["jobs_aborted"] = c.jobs_aborted;
+    j["counters"]["preemptions"] = c.preemptions;
+    j["counters"]["preempt_cycles"] = c.preempt_cycles;
+  }
+  if (r.quota) {
+    const drm_npu_quota& q = *r.quota;
+    j["quota"] = {{"bo_memory", q.bo_memory},
+                  {"bo_memory_limit", q.bo_memory_limit},
+                  {"device_bo_memory", q.device_bo_memory},
+                  {"device_bo_memory_limit", q.device_bo_memory_limit},
+                  {"contexts", q.contexts},
+                  {"contexts_limit", q.contexts_limit},
+                  {"jobs_in_flight", q.jobs_in_flight},
+                  {"jobs_in_flight_limit", q.jobs_in_flight_limit},
+                  {"realtime", (q.flags & DRM_NPU_QUOTA_REALTIME) != 0}};
+  }
   if (r.daemon) {
     json clients = json::array();
     for (const npu_daemon_client& d : r.daemon->clients) {
-      clients.push_back({{"client_id", d.client_id},
-                         {"pid", d.pid},
-                         {"bos", d.bos},
-                         {"bo_bytes", d.bo_bytes},
-                         {"contexts", d.contexts}});
+      json cl = {{"client_id", d.client_id},
+                 {"pid", d.pid},
+                 {"bos", d.bos},
+                 {"bo_bytes", d.bo_bytes},
+                 {"contexts", d.contexts}};
+      if (r.daemon->version >= 3) {
+        cl["uid"] = d.uid;
+        cl["gid"] = d.gid;
+        cl["jobs_in_flight"] = d.jobs_in_flight;
+        cl["realtime"] = (d.flags & NPU_DAEMON_CLIENT_REALTIME) != 0;
+      }
+      clients.push_back(std::move(cl));
     }
     j["daemon"] = {{"socket", r.device.substr(5)},
                    {"clients_served", r.daemon->summary.clients_served},

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
@@ -151,8 +152,16 @@ Expected<JobProfile> Job::profile() const {
   p.timeline.reserve(entries.size());
   for (const drm_npu_cmd_profile& c : entries) {
     p.timeline.push_back({c.cmd_index, c.engine, c.opcode, c.start_cycle, c.end_cycle});
+    if (c.opcode == DRM_NPU_PROFILE_PREEMPT) p.preempt_cycles += c.end_cycle - c.start_cycle;
   }
+  p.preemptions = h.preemptions;
   return p;
+}
+
+size_t JobProfile::commands_executed() const {
+  return static_cast<size_t>(std::count_if(timeline.begin(), timeline.end(), [](const auto& t) {
+    return t.opcode != DRM_NPU_PROFILE_PREEMPT;
+  }));
 }
 
 Expected<HazardReport> Job::hazards() const {

@@ -159,7 +159,11 @@ std::string format_job_report(const JobReport& r, bool stats) {
       out += fmt::format("  macs               {}\n", p.macs);
       out += fmt::format("  vector elements    {}\n", p.vector_elements);
       out += fmt::format("  sem stall cycles   {}\n", p.semaphore_stall_cycles);
-      out += fmt::format("  commands executed  {}\n", p.timeline.size());
+      out += fmt::format("  commands executed  {}\n", p.commands_executed());
+      if (p.preemptions > 0) {
+        out += fmt::format("  preemptions        {} ({} cycles of switches)\n", p.preemptions,
+                           p.preempt_cycles);
+      }
     }
   }
   for (const auto& o : r.outputs) {
@@ -209,7 +213,9 @@ std::string job_report_json(const JobReport& r) {
                     {"macs", p.macs},
                     {"vector_elements", p.vector_elements},
                     {"semaphore_stall_cycles", p.semaphore_stall_cycles},
-                    {"commands_executed", p.timeline.size()}};
+                    {"commands_executed", p.commands_executed()},
+                    {"preemptions", p.preemptions},
+                    {"preempt_cycles", p.preempt_cycles}};
   } else {
     j["profile"] = nullptr;
   }

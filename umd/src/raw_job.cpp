@@ -196,7 +196,7 @@ Expected<RawJobRun> run_raw_job(const Device& device, std::span<const std::byte>
   for (BufferSpec& spec : run.specs) spec.data = {};  // the caller's memory is not kept
 
   NPU_TRY(cb.finalize({.skip_validation = options.skip_validation}));
-  auto ctx = Context::create(device);
+  auto ctx = Context::create(device, options.priority);
   if (!ctx) return ctx.error();
   run.context.emplace(std::move(*ctx));
   const int64_t t0 = monotonic_ns();

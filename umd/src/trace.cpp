@@ -137,6 +137,20 @@ std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& opt
     const npu_cmd* cmd =
         t.cmd_index < options.commands.size() ? &options.commands[t.cmd_index] : nullptr;
     const uint64_t end = std::max(t.end_cycle, t.start_cycle);
+    if (t.opcode == DRM_NPU_PROFILE_PREEMPT) {  // the job was switched out at this safe point
+      events.push_back({{"name", "preempted"},
+                        {"cat", "preempt"},
+                        {"ph", "X"},
+                        {"pid", kPid},
+                        {"tid", t.engine},
+                        {"ts", us(t.start_cycle)},
+                        {"dur", us(end - t.start_cycle)},
+                        {"args",
+                         {{"safe_point", t.cmd_index},
+                          {"start_cycle", t.start_cycle},
+                          {"end_cycle", t.end_cycle}}}});
+      continue;
+    }
     if (t.opcode == NPU_OP_MARKER) {
       const std::string name =
           cmd != nullptr ? fmt::format("marker {}", cmd->marker.id) : std::string("marker");

@@ -38,6 +38,10 @@ const char* query_name(uint32_t type) {
       return "JOB_HAZARDS";
     case DRM_NPU_QUERY_LAST_ERROR:
       return "LAST_ERROR";
+    case DRM_NPU_QUERY_JOB_RACES:
+      return "JOB_RACES";
+    case DRM_NPU_QUERY_QUOTA:
+      return "QUOTA";
     default:
       return "?";
   }
@@ -45,9 +49,10 @@ const char* query_name(uint32_t type) {
 
 std::string param_name(uint32_t param) {
   static constexpr const char* kNames[DRM_NPU_PARAM_COUNT] = {
-      "DEVICE_ID",   "REVISION",    "PLATFORM",    "API_VERSION", "ISA_VERSION",  "SRAM_SIZE",
-      "SRAM_BANKS",  "NUM_ENGINES", "ENGINE_MASK", "CLOCK_HZ",    "CAPABILITIES", "NUM_SEMAPHORES",
-      "WATCHDOG_MS", "MAX_BO_SIZE", "FEATURES",    "VA_START",    "VA_END",       "VA_ALIGN"};
+      "DEVICE_ID",    "REVISION",       "PLATFORM",    "API_VERSION",    "ISA_VERSION",
+      "SRAM_SIZE",    "SRAM_BANKS",     "NUM_ENGINES", "ENGINE_MASK",    "CLOCK_HZ",
+      "CAPABILITIES", "NUM_SEMAPHORES", "WATCHDOG_MS", "MAX_BO_SIZE",    "FEATURES",
+      "VA_START",     "VA_END",         "VA_ALIGN",    "PREEMPT_CYCLES", "TIME_SLICE_CYCLES"};
   return param < DRM_NPU_PARAM_COUNT ? kNames[param] : std::to_string(param);
 }
 

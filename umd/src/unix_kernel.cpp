@@ -128,11 +128,26 @@ Expected<DaemonStatus> daemon_status_of_others(const std::string& socket_path) {
 
 std::string format_daemon_status(const std::string& socket_path, const DaemonStatus& st) {
   std::string out =
-      fmt::format("daemon {}: {} client(s) besides this one, {} served, {} bytes of BO memory\n",
+      fmt::format("daemon {}: {} client(s) besides this one, {} served, {} bytes of BO memory",
                   socket_path, st.clients.size(), st.summary.clients_served, st.summary.bo_memory);
+  if (st.version >= 3) out += fmt::format(" (limit {})", st.summary.bo_memory_limit);
+  out += "\n";
+  if (st.version >= 3) {
+    out +=
+        fmt::format("  per client: at most {} bytes of BO memory, {} contexts, {} jobs in flight\n",
+                    st.summary.client_bo_memory_limit, st.summary.client_contexts_limit,
+                    st.summary.client_jobs_limit);
+  }
   for (const auto& c : st.clients) {
-    out += fmt::format("  client {} pid {}: {} bo(s) {} bytes, {} context(s)\n", c.client_id, c.pid,
-                       c.bos, c.bo_bytes, c.contexts);
+    if (st.version >= 3) {
+      out += fmt::format(
+          "  client {} pid {} uid {}: {} bo(s) {} bytes, {} context(s), {} job(s) in flight{}\n",
+          c.client_id, c.pid, c.uid, c.bos, c.bo_bytes, c.contexts, c.jobs_in_flight,
+          (c.flags & NPU_DAEMON_CLIENT_REALTIME) != 0 ? ", may use realtime" : "");
+    } else {
+      out += fmt::format("  client {} pid {}: {} bo(s) {} bytes, {} context(s)\n", c.client_id,
+                         c.pid, c.bos, c.bo_bytes, c.contexts);
+    }
   }
   return out;
 }

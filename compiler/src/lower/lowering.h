@@ -87,11 +87,14 @@ class Lowering {
   isa::CommandBufferBuilder* builder = nullptr;
   codegen::SemAllocator* sems = nullptr;
   std::vector<codegen::LayerReport> layers;
-  /// Emits one layer (a FENCE first unless it is the segment's first layer).
+  /// Emits one layer (a FENCE first unless it is the segment's first layer). The FENCE is a
+  /// safe point (ISA 1.2, npu/isa/safe_points.h): every layer loads what it reads from DRAM
+  /// into SRAM from offset 0 and leaves its semaphores at 0, so nothing live stays in SRAM
+  /// between two layers and a device may preempt the job there.
   template <typename Op>
   Expected<void> layer(const Op& op,
                        Expected<codegen::LayerReport> (*emit)(const Op&, codegen::EmitContext&)) {
-    if (!layers.empty()) builder->fence();
+    if (!layers.empty()) builder->safe_point();
     codegen::EmitContext ctx{*builder, opt.cfg, *sems, 0, 0, true};
     auto r = emit(op, ctx);
     if (!r) return r.error();

@@ -1,6 +1,7 @@
 // Private: building the package's segments, in partition order. A device segment becomes one
-// command buffer (one layer per lowered op, FENCEs between them) with its replayed cycle
-// estimate and per-layer reports (device_segment.cpp). A host segment becomes one package
+// command buffer (one layer per lowered op, FENCEs between them, each a safe point where the
+// device may preempt the job) with its replayed cycle estimate and per-layer reports
+// (device_segment.cpp). A host segment becomes one package
 // segment per node (op type + attributes as JSON for the operator library), plus extra host
 // steps for what the device would have fused: a MatMul bias add, then a fused activation
 // (host_segment.cpp). Both release dead values' storage as they go (liveness.h). Called by

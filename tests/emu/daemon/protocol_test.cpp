@@ -226,7 +226,8 @@ TEST_F(DaemonProtocol, StatusReportNamesTheOtherClients) {
     EXPECT_NE(report.find(": 1 client(s) besides this one"), std::string::npos) << report;
     EXPECT_NE(report.find("4096 bytes of BO memory"), std::string::npos) << report;
     EXPECT_NE(report.find("  client " + std::to_string(b.id()) + " pid " +
-                          std::to_string(::getpid()) + ": 1 bo(s) 4096 bytes, 1 context(s)"),
+                          std::to_string(::getpid()) + " uid " + std::to_string(::getuid()) +
+                          ": 1 bo(s) 4096 bytes, 1 context(s), 0 job(s) in flight"),
               std::string::npos)
         << report;
   }

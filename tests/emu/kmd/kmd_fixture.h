@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "npu/emu/kmd.h"
@@ -43,6 +44,8 @@ struct BoHandle {
 class Client {
  public:
   Client(Kmd& kmd) : kmd_(kmd), fd_(kmd.open()) {}
+  /// A file opened for `who` (the driver's priority policy: Kmd::Opener).
+  Client(Kmd& kmd, const Kmd::Opener& who) : kmd_(kmd), fd_(kmd.open(who)) {}
   ~Client() {
     for (auto& [p, len] : maps_) kmd_.munmap(p, len);
     if (fd_ >= 0) kmd_.close(fd_);
@@ -138,6 +141,18 @@ class Client {
     q.arg1 = arg1;
     q.data = reinterpret_cast<uintptr_t>(out);
     return io(DRM_IOCTL_NPU_QUERY, &q);
+  }
+
+  /// QUERY LAST_ERROR: why the file's last refused call was refused.
+  std::string last_error() {
+    std::string s(512, '\0');
+    drm_npu_query q{};
+    q.type = DRM_NPU_QUERY_LAST_ERROR;
+    q.size = static_cast<uint32_t>(s.size());
+    q.data = reinterpret_cast<uintptr_t>(s.data());
+    EXPECT_EQ(io(DRM_IOCTL_NPU_QUERY, &q), 0);
+    s.resize(std::strlen(s.c_str()));
+    return s;
   }
 
   drm_npu_context_state ctx_state(uint32_t ctx) {

@@ -23,7 +23,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string_view>
 
 #include "npu/command_buffer.h"
 #include "npu/device.h"
@@ -39,6 +41,11 @@ enum class Priority : uint32_t {
   kHigh = DRM_NPU_PRIORITY_HIGH,
   kRealtime = DRM_NPU_PRIORITY_REALTIME,
 };
+
+/// "low", "normal", "high", "realtime".
+const char* priority_name(Priority p);
+/// The priority named `name` (as priority_name() spells it), or nullopt.
+std::optional<Priority> parse_priority(std::string_view name);
 
 struct SubmitOptions {
   /// DRM_NPU_SUBMIT_RACECHECK: report hazards between engines (needs DRM_NPU_CAP_RACECHECK,

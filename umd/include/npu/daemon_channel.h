@@ -32,8 +32,11 @@
 
 namespace npu {
 
-/// What STATUS reports: the daemon's clients and the BO memory alive in it.
+/// What STATUS reports: the daemon's clients and the BO memory alive in it; from a protocol 3
+/// daemon also each client's credentials (SO_PEERCRED), jobs in flight and the limits (the
+/// fields a version 1-2 daemon does not send are 0).
 struct DaemonStatus {
+  uint32_t version = 0;  // the protocol version of the reply
   npu_daemon_status summary{};
   std::vector<npu_daemon_client> clients;
 };
@@ -57,6 +60,8 @@ class DaemonChannel {
   int fd() const { return sock_.get(); }
   uint32_t client_id() const { return client_id_; }
   uint32_t file_id() const { return file_id_; }
+  /// The protocol version agreed at HELLO.
+  uint32_t version() const { return version_; }
 
   /// The driver's ioctl: 0, or -1 with errno (EIO when the daemon is gone).
   int ioctl(unsigned long request, void* arg);
@@ -80,6 +85,7 @@ class DaemonChannel {
   wire::UniqueFd sock_;
   uint32_t client_id_ = 0;
   uint32_t file_id_ = 0;
+  uint32_t version_ = 0;
   std::atomic<uint32_t> next_seq_{1};
   std::atomic<bool> broken_{false};
   std::mutex send_mu_;

@@ -48,6 +48,12 @@ struct VaRange {
   uint64_t align = 0;
 };
 
+/// Preemption at safe points (API 1.4, DRM_NPU_CAP_PREEMPTION).
+struct Preemption {
+  uint64_t switch_cycles = 0;      // DRM_NPU_PARAM_PREEMPT_CYCLES: one switch's cost
+  uint64_t time_slice_cycles = 0;  // DRM_NPU_PARAM_TIME_SLICE_CYCLES (0: no time slicing)
+};
+
 /// Everything GET_PARAM and DEVICE_INFO report, read once at open.
 struct DeviceParams {
   std::string name;  // model name from DEVICE_INFO
@@ -68,6 +74,8 @@ struct DeviceParams {
   uint64_t features = 0;  // NPU_FEATURE_*
   /// Absent when the kernel predates the VA-range parameters (GET_PARAM answers EINVAL).
   std::optional<VaRange> va_range;
+  /// Present when the device preempts jobs at safe points (API 1.4).
+  std::optional<Preemption> preemption;
 
   bool has(uint64_t cap) const { return (capabilities & cap) == cap; }
 };
@@ -109,6 +117,9 @@ class Device {
   Expected<std::vector<EngineInfo>> engine_info() const;
   /// Device-lifetime counters (QUERY COUNTERS).
   Expected<drm_npu_counters> counters() const;
+  /// This file's use of its limits: BO memory, contexts, jobs in flight, the device's BO memory
+  /// (QUERY QUOTA, API 1.4 with DRM_NPU_CAP_QUOTAS).
+  Expected<drm_npu_quota> quota() const;
   /// QUERY CONTEXT_STATE of a context of this file (Context::state() is the usual way).
   Expected<drm_npu_context_state> context_state(uint32_t ctx_id) const;
 

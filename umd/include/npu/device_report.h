@@ -2,10 +2,10 @@
 // renderings (a human-readable table and a stable JSON object, keys in docs/tools.md).
 //
 // Semantics: query_device_report() reads Device::params() (read once at open) and issues
-// QUERY ENGINE_INFO and QUERY COUNTERS; for a device served by npu-daemon ("unix:PATH") it
-// also asks the daemon for its other clients. The formatters are pure functions of the report.
-// Errors: those of the queries, e.g. "query counters: fd 5: QUERY failed: Invalid argument".
-// Threading/lifetime: plain values.
+// QUERY ENGINE_INFO, QUERY COUNTERS and (with quotas, API 1.4) QUERY QUOTA; for a device
+// served by npu-daemon ("unix:PATH") it also asks the daemon for its other clients. The formatters
+// are pure functions of the report. Errors: those of the queries, e.g. "query counters: fd 5: QUERY
+// failed: Invalid argument". Threading/lifetime: plain values.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,8 @@ struct DeviceReport {
   DeviceParams params;
   std::vector<EngineInfo> engines;
   drm_npu_counters counters{};
+  /// This file's use of its limits (API 1.4, DRM_NPU_CAP_QUOTAS).
+  std::optional<drm_npu_quota> quota;
   /// "unix:PATH" devices: the daemon's other clients and the BO memory alive in it.
   std::optional<DaemonStatus> daemon;
 };

@@ -101,7 +101,14 @@ struct JobProfile {
   uint64_t macs = 0;
   uint64_t vector_elements = 0;
   uint64_t semaphore_stall_cycles = 0;
+  /// One entry per executed command; a job preempted at safe points (API 1.4) also has one
+  /// DRM_NPU_PROFILE_PREEMPT entry per switch (the safe point's index, the switch's cycles).
   std::vector<CommandTiming> timeline;
+  uint32_t preemptions = 0;     // times the job was stopped at a safe point and resumed
+  uint64_t preempt_cycles = 0;  // cycles those switches cost (part of `cycles`)
+
+  /// Entries of `timeline` that are commands (not preemptions).
+  size_t commands_executed() const;
 };
 
 class Job {

@@ -31,6 +31,7 @@ extern "C" {
 #endif
 
 typedef struct npu_device npu_device_t;
+struct drm_npu_quota; /* npu_accel.h */
 typedef struct npu_buffer npu_buffer_t;
 typedef struct npu_context npu_context_t;
 typedef struct npu_cmdbuf npu_cmdbuf_t;
@@ -48,7 +49,9 @@ typedef enum npu_status {
   NPU_ERROR_NO_DEVICE = 8,        /* ENODEV, ENOENT on open: no such device or backend */
   NPU_ERROR_UNSUPPORTED = 9,      /* EOPNOTSUPP, EPROTO */
   NPU_ERROR_EXISTS = 10,          /* EEXIST: e.g. a FIXED_VA range overlaps a buffer */
-  NPU_ERROR_UNKNOWN = 11          /* any other errno: see npu_last_errno() */
+  NPU_ERROR_UNKNOWN = 11,         /* any other errno: see npu_last_errno() */
+  NPU_ERROR_QUOTA = 12,           /* EDQUOT (API 1.4): past one of the file's limits */
+  NPU_ERROR_PERMISSION = 13       /* EPERM (API 1.4): e.g. REALTIME without CAP_SYS_NICE */
 } npu_status_t;
 
 /** Thread-local message of the last failure on this thread ("" when none). */
@@ -64,6 +67,8 @@ npu_status_t npu_device_open(const char* device, npu_device_t** out);
 void npu_device_close(npu_device_t* device);
 /** One DRM_NPU_PARAM_* value (uncached GET_PARAM). */
 npu_status_t npu_device_get_param(npu_device_t* device, uint32_t param, uint64_t* value);
+/** This file's use of its limits (QUERY QUOTA, API 1.4 with DRM_NPU_CAP_QUOTAS). */
+npu_status_t npu_device_quota(npu_device_t* device, struct drm_npu_quota* out);
 
 /* Buffers. Flags: DRM_NPU_BO_DEVICE_READ_ONLY, DRM_NPU_BO_FIXED_VA (then `fixed_va` is the
  * device address; otherwise it must be 0). */

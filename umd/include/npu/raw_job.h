@@ -73,6 +73,8 @@ struct RawJobOptions {
   bool racecheck = false;  // SubmitOptions::racecheck; RawJobRun::hazards gets the result
   /// How long to wait for the job; Job::kForever for no limit.
   std::chrono::nanoseconds timeout = Job::kForever;
+  /// The priority of the job's context (REALTIME needs the privilege: EPERM, API 1.4).
+  Priority priority = Priority::kNormal;
 };
 
 struct RawJobRun {

@@ -10,6 +10,9 @@
 // a job runs under the synchronization checker (emu/device/racecheck.h), which reports the
 // pairs of commands that touch the same bytes without a semaphore or fence ordering them.
 //
+// A job may also run in parts: JobOptions::yield stops it at a safe point (ISA 1.2) and a
+// later run() with JobOptions::begin resumes it there (the kernel driver's preemption).
+//
 // Threading: run() executes one job at a time (callers are serialised) and is the command
 // processor while it runs; reset() may be called from any thread (the kernel driver's
 // watchdog) and makes the running job stop promptly.
@@ -54,6 +57,10 @@ struct JobProfile {
   std::vector<drm_npu_cmd_profile> timeline;  // one entry per executed command, by index
   std::vector<uint32_t> irq_values;           // FENCE interrupts, in order
   RaceReport race;
+  // A job the kernel driver ran in parts (preempted at safe points): the switches, each also a
+  // DRM_NPU_PROFILE_PREEMPT entry of the timeline; their cycles are part of `cycles`.
+  uint32_t preemptions = 0;
+  uint64_t preempt_cycles = 0;
 };
 
 /// How to run one job.
@@ -70,6 +77,17 @@ struct JobOptions {
   /// For tests: called on the engine's thread before it starts each command, to perturb how
   /// the host schedules the engine threads (results and cycles must not change).
   std::function<void(uint32_t engine, uint32_t cmd_index)> before_command;
+  /// Preemption at safe points (ISA 1.2, npu/isa/safe_points.h). run() executes the program
+  /// from command `begin` on: 0, or the command after the safe point where an earlier run()
+  /// of the same job stopped (JobResult::resume_at). The device starts drained at cycle 0, as
+  /// it is after any safe point, so the cycles and timeline of the rest are those of an
+  /// uninterrupted run shifted by the safe point's cycle.
+  uint32_t begin = 0;
+  /// Asked once at each safe point the run reaches (not one that END follows), with the
+  /// virtual cycle (from `begin`) at which it completes; true stops the job there. Unset: the
+  /// job runs to its end, as does a program without safe points. Called on a device thread
+  /// (the runner or a host lane), one call at a time; it must not call back into the Device.
+  std::function<bool(uint64_t cycle)> yield;
 };
 
 /// Outcome of one job.
@@ -77,6 +95,10 @@ struct JobResult {
   uint32_t status = DRM_NPU_JOB_OK;  // OK, ERROR (fault set) or ABORTED (reset)
   drm_npu_fault fault{};
   JobProfile profile;
+  /// Non-zero: the job stopped at the safe point before this command (JobOptions::yield);
+  /// run() again with JobOptions::begin = resume_at to finish it. `profile` then covers the
+  /// commands from `begin` up to and including the safe point, and `cycles` ends there.
+  uint32_t resume_at = 0;
 };
 
 class Device {
@@ -95,6 +117,11 @@ class Device {
   /// Resets the device: the running job (if any) stops and run() returns status ERROR with a
   /// WATCHDOG fault. SRAM contents are undefined afterwards. Safe from any thread.
   void reset();
+
+  /// Overwrites all of SRAM with a pattern derived from `seed`, as another job running
+  /// between two parts of a preempted one would (the kernel driver's preemption stress mode,
+  /// DeviceConfig::preempt_every_safe_point). Call between jobs (serialised with run()).
+  void scramble_sram(uint64_t seed);
 
   const isa::DeviceConfig& config() const { return cfg_; }
 

@@ -172,6 +172,9 @@ class CommandBufferBuilder {
   uint32_t marker(uint8_t engine, uint32_t id);
   uint32_t nop(uint8_t engine = NPU_ENGINE_CP);
   uint32_t fence(bool irq = false, uint32_t value = 0);
+  /// A FENCE marked as a safe point (NPU_FENCE_FLAG_PREEMPT, ISA 1.2): the caller promises
+  /// that nothing live stays in SRAM across it; semaphores must be 0 there (validated).
+  uint32_t safe_point();
   uint32_t end();
   /// Appends a raw command as is (for tests of invalid buffers and for tools).
   uint32_t add(const npu_cmd& cmd);

@@ -37,6 +37,43 @@ struct VectorConfig {
   uint32_t transcendental_cost = 4;
 };
 
+/// How the kernel driver shares the one device between jobs of several contexts (files,
+/// processes): preemption at safe points (ISA 1.2) and time slices (docs/device-config.md).
+struct SchedulingConfig {
+  /// At a safe point, stop the running job when a job of higher priority is ready (or, past
+  /// time_slice_cycles, one of the same priority in another context) and resume it later from
+  /// the next command. false: a job runs to its end once started (strict priority between
+  /// jobs only).
+  bool preemption = true;
+  /// Virtual cycles a switch costs the preempted job: saving its command-processor state at
+  /// the safe point and restoring it when it resumes (SRAM needs no saving: nothing in it is
+  /// live at a safe point). Counted in the job's cycles.
+  uint32_t preempt_cycles = 5000;
+  /// At a safe point, a job that has run this many cycles since it got the device yields to a
+  /// ready job of its own priority (round-robin by time); 0: never (equal priorities take
+  /// turns by whole jobs).
+  uint64_t time_slice_cycles = 4'000'000;
+  /// Emulator test mode: stop every job at every safe point and scramble SRAM before it
+  /// resumes, so a command stream that keeps anything live in SRAM across a safe point gives
+  /// different results. to_json() writes the key only when true.
+  bool preempt_every_safe_point = false;
+};
+
+/// Limits per open file of the kernel driver (a process in-process, a client of npu-daemon):
+/// a call that would exceed one fails with EDQUOT and says which (docs/uapi.md, ABI 1.4).
+struct QuotaConfig {
+  /// Bytes of BO memory one file may hold (the BOs it created or imported); 0: half of the
+  /// machine's physical memory.
+  uint64_t bo_memory = 0;
+  /// Bytes of BO memory alive on the device, all files together; 0: the machine's physical
+  /// memory (nobody may promise more memory than there is).
+  uint64_t device_bo_memory = 0;
+  /// Contexts one file may hold.
+  uint32_t contexts = 64;
+  /// Jobs one file may have queued or running, all its contexts together.
+  uint32_t jobs_in_flight = 4096;
+};
+
 struct DeviceConfig {
   std::string name = "npu-emu";
   uint32_t device_id = 0x1ee7;
@@ -61,6 +98,8 @@ struct DeviceConfig {
   DmaConfig dma;
   MatrixConfig matrix;
   VectorConfig vector;
+  SchedulingConfig scheduling;
+  QuotaConfig quota;
 
   /// Parses JSON text; unknown keys and out-of-range values are errors naming the key.
   static Expected<DeviceConfig> from_json(std::string_view json_text);

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "npu/context.h"
 #include "npu/device.h"
 #include "npu/expected.h"
 #include "npu/format/npy.h"
@@ -103,6 +104,13 @@ class Model {
 
   /// Statistics of the last run() (also of a failed one, up to the failure).
   const RunStats& last_stats() const;
+
+  /// Runs the model's jobs on a context of priority `p` from now on (load() makes a NORMAL
+  /// one): the context is made again at once, so a refusal shows here — EPERM for REALTIME
+  /// without the privilege (API 1.4), EDQUOT past the file's context limit. On an error the
+  /// old context stays.
+  Expected<void> set_priority(Priority p);
+  Priority priority() const;
 
   /// Chrome/Perfetto trace JSON of the last run's device segments (needs collect_profile);
   /// with racecheck, hazards are flow arrows between their commands, named by layer.

@@ -1,0 +1,51 @@
+// SafePointGate (safe_point_gate.h).
+#include "safe_point_gate.h"
+
+#include <algorithm>
+
+#include "npu/isa/safe_points.h"
+
+namespace npu::emu {
+
+SafePointGate::SafePointGate(std::span<const npu_cmd> cmds, std::function<bool(uint64_t)> yield)
+    : yield_(std::move(yield)) {
+  for (const uint32_t p : isa::safe_points(cmds)) {
+    if (p + 1 < cmds.size() && cmds[p + 1].hdr.opcode != NPU_OP_END) points_.push_back(p);
+  }
+}
+
+uint32_t SafePointGate::segment(uint32_t index) const {
+  return static_cast<uint32_t>(std::lower_bound(points_.begin(), points_.end(), index) -
+                               points_.begin());
+}
+
+bool SafePointGate::admit(uint32_t index, const std::function<uint64_t(uint32_t)>& fence_end) {
+  const uint32_t seg = segment(index);
+  if (seg <= admitted_.load(std::memory_order_acquire)) return true;
+  std::lock_guard lk(mu_);
+  for (uint32_t a = admitted_.load(std::memory_order_relaxed); a < seg; ++a) {
+    if (stop_) return false;
+    if (yield_(fence_end(points_[a]))) {
+      stop_ = a;
+      return false;
+    }
+    admitted_.store(a + 1, std::memory_order_release);
+  }
+  return true;
+}
+
+bool SafePointGate::stop_at(uint32_t index, uint64_t cycle) {
+  if (!std::binary_search(points_.begin(), points_.end(), index)) return false;
+  std::lock_guard lk(mu_);
+  if (!yield_(cycle)) return false;
+  stop_ = segment(index);
+  return true;
+}
+
+std::optional<uint32_t> SafePointGate::stopped_at() const {
+  std::lock_guard lk(mu_);
+  if (!stop_) return std::nullopt;
+  return points_[*stop_];
+}
+
+}  // namespace npu::emu

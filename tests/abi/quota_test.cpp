@@ -1,0 +1,187 @@
+// Quotas and the priority policy (API 1.4, DRM_NPU_CAP_QUOTAS): QUERY QUOTA, and the refusals
+// past each limit of a file — BO memory, contexts, jobs in flight — with EDQUOT; a REALTIME
+// context without CAP_SYS_NICE is EPERM unless the node's allow-list says otherwise (the
+// QUOTA flag). The limits are the node's: a test whose limit is too large to reach quickly
+// skips, saying so.
+#include <linux/capability.h>
+#include <sys/syscall.h>
+
+#include "abi.h"
+
+namespace npu::abi {
+namespace {
+
+drm_npu_quota quota(const File& f) {
+  drm_npu_quota q{};
+  drm_npu_query qu{};
+  qu.type = DRM_NPU_QUERY_QUOTA;
+  qu.size = sizeof(q);
+  qu.data = reinterpret_cast<uintptr_t>(&q);
+  EXPECT_EQ(f.io(DRM_IOCTL_NPU_QUERY, &qu), 0);
+  EXPECT_EQ(qu.size, sizeof(q));
+  return q;
+}
+
+int create_bo(const File& f, uint64_t size) {
+  drm_npu_bo_create c{};
+  c.size = size;
+  return f.io(DRM_IOCTL_NPU_BO_CREATE, &c);
+}
+
+TEST(AbiQuota, QueryReportsUseAgainstTheLimits) {
+  NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
+  File f;
+  const drm_npu_quota before = quota(f);
+  EXPECT_EQ(before.bo_memory, 0u);
+  EXPECT_EQ(before.contexts, 0u);
+  EXPECT_EQ(before.jobs_in_flight, 0u);
+  EXPECT_GT(before.bo_memory_limit, 0u);
+  EXPECT_LE(before.bo_memory_limit, before.device_bo_memory_limit);
+  EXPECT_GT(before.contexts_limit, 0u);
+  EXPECT_GT(before.jobs_in_flight_limit, 0u);
+  EXPECT_EQ(before.pad, 0u);
+  f.bo(8192);
+  f.ctx();
+  const drm_npu_quota after = quota(f);
+  EXPECT_EQ(after.bo_memory, 8192u);
+  EXPECT_GE(after.device_bo_memory, 8192u);
+  EXPECT_EQ(after.contexts, 1u);
+
+  drm_npu_query bad{};
+  bad.type = DRM_NPU_QUERY_QUOTA;
+  bad.arg0 = 1;
+  EXPECT_EQ(f.io(DRM_IOCTL_NPU_QUERY, &bad), EINVAL) << "arg0 must be 0";
+}
+
+TEST(AbiQuota, ContextsPastTheLimitAreEdquot) {
+  NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
+  File f;
+  const uint32_t limit = quota(f).contexts_limit;
+  if (limit > 1024) GTEST_SKIP() << "the node's context limit " << limit << " is too large";
+  for (uint32_t i = 0; i < limit; ++i) ASSERT_NE(f.ctx(), 0u) << "context " << i;
+  drm_npu_ctx_create c{};
+  c.priority = DRM_NPU_PRIORITY_NORMAL;
+  EXPECT_EQ(f.io(DRM_IOCTL_NPU_CTX_CREATE, &c), EDQUOT);
+  EXPECT_NE(f.last_error().find("context limit"), std::string::npos) << f.last_error();
+  File other;  // the limit is per file
+  EXPECT_NE(other.ctx(), 0u);
+}
+
+// Promising memory is refused before anything is touched: BOs of the largest size (lazily
+// backed) until the file's limit.
+TEST(AbiQuota, BoMemoryPastTheLimitIsEdquot) {
+  NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
+  File f;
+  const drm_npu_quota q = quota(f);
+  const uint64_t size = std::min<uint64_t>(f.param(DRM_NPU_PARAM_MAX_BO_SIZE), q.bo_memory_limit);
+  const uint64_t most = q.bo_memory_limit / size;
+  if (most > 256) GTEST_SKIP() << "the node's BO memory limit is " << most << " maximal BOs";
+  int err = 0;
+  uint64_t made = 0;
+  while (err == 0 && made <= most) {
+    err = create_bo(f, size);
+    if (err == 0) ++made;
+  }
+  EXPECT_EQ(err, EDQUOT) << "after " << made << " BOs of " << size << " bytes";
+  EXPECT_LE(made, most);
+  EXPECT_NE(f.last_error().find("bo memory limit"), std::string::npos) << f.last_error();
+  EXPECT_EQ(quota(f).bo_memory, made * size);
+}
+
+// Behind a hung job everything queues: past the file's jobs-in-flight limit (over several
+// contexts, each below its own queue's size) SUBMIT is EDQUOT; once the device moves on the
+// jobs retire and SUBMIT works again.
+TEST(AbiQuota, JobsPastTheLimitAreEdquot) {
+  NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
+  NPU_ABI_REQUIRE_HANG();
+  File f;
+  const drm_npu_quota q = quota(f);
+  if (q.jobs_in_flight_limit > 8192) {
+    GTEST_SKIP() << "the node's limit of jobs in flight " << q.jobs_in_flight_limit
+                 << " is too large";
+  }
+  const bool rt = (q.flags & DRM_NPU_QUOTA_REALTIME) != 0;
+  const uint32_t blocker = f.ctx(rt ? DRM_NPU_PRIORITY_REALTIME : DRM_NPU_PRIORITY_HIGH);
+  const auto hung = hung_job();
+  const Bo h = f.upload(hung);
+  ASSERT_EQ(f.submit(blocker, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION), 0);
+  const auto empty = empty_job();
+  const Bo e = f.upload(empty);
+  std::vector<std::pair<uint32_t, uint64_t>> last;  // per context: its last seqno
+  int err = 0;
+  uint64_t accepted = 1;  // the blocker
+  while (err == 0 && accepted <= q.jobs_in_flight_limit) {
+    const uint32_t ctx = f.ctx();
+    uint64_t seqno = 0;
+    for (int i = 0; i < 512 && err == 0; ++i) {
+      err = f.submit(ctx, e, empty.size(), {ref(e, kR)}, 0, &seqno);
+      if (err == 0) ++accepted;
+    }
+    if (seqno != 0) last.emplace_back(ctx, seqno);
+  }
+  EXPECT_EQ(err, EDQUOT) << "after " << accepted << " jobs";
+  EXPECT_EQ(accepted, q.jobs_in_flight_limit);
+  EXPECT_NE(f.last_error().find("jobs in flight"), std::string::npos) << f.last_error();
+  EXPECT_EQ(quota(f).jobs_in_flight, q.jobs_in_flight_limit);
+  for (const auto& [ctx, seqno] : last) {
+    drm_npu_wait w{};
+    ASSERT_EQ(f.wait(ctx, seqno, deadline_ms(8 * kMaxWatchdogMs), &w), 0);
+  }
+  EXPECT_EQ(f.submit(last.front().first, e, empty.size(), {ref(e, kR)}), 0);
+}
+
+/// Takes CAP_SYS_NICE out of the calling thread's effective set (kept permitted) and puts it
+/// back: what an unprivileged caller looks like to the driver, which reads the effective set
+/// when the file is opened (a daemon: the client's, when it connects).
+class WithoutCapSysNice {
+ public:
+  WithoutCapSysNice() {
+    header_.version = _LINUX_CAPABILITY_VERSION_3;
+    if (::syscall(SYS_capget, &header_, data_) != 0) return;
+    held_ = (data_[0].effective & (1u << CAP_SYS_NICE)) != 0;
+    if (!held_) return;
+    __user_cap_data_struct dropped[2] = {data_[0], data_[1]};
+    dropped[0].effective &= ~(1u << CAP_SYS_NICE);
+    dropped_ = ::syscall(SYS_capset, &header_, dropped) == 0;
+  }
+  ~WithoutCapSysNice() {
+    if (dropped_) (void)::syscall(SYS_capset, &header_, data_);
+  }
+  WithoutCapSysNice(const WithoutCapSysNice&) = delete;
+  WithoutCapSysNice& operator=(const WithoutCapSysNice&) = delete;
+  /// The caller lacks CAP_SYS_NICE now (it never had it, or it was dropped).
+  bool unprivileged() const { return !held_ || dropped_; }
+
+ private:
+  __user_cap_header_struct header_{};
+  __user_cap_data_struct data_[2]{};
+  bool held_ = false;
+  bool dropped_ = false;
+};
+
+TEST(AbiPolicy, RealtimeWithoutCapSysNiceIsEperm) {
+  NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
+  WithoutCapSysNice drop;
+  if (!drop.unprivileged()) GTEST_SKIP() << "cannot drop CAP_SYS_NICE";
+  File f;  // opened without the privilege
+  if ((quota(f).flags & DRM_NPU_QUOTA_REALTIME) != 0) {
+    GTEST_SKIP() << "the node allows REALTIME to this user (an allow-list)";
+  }
+  drm_npu_ctx_create c{};
+  c.priority = DRM_NPU_PRIORITY_REALTIME;
+  EXPECT_EQ(f.io(DRM_IOCTL_NPU_CTX_CREATE, &c), EPERM);
+  c.priority = DRM_NPU_PRIORITY_HIGH;  // raised, not REALTIME: no privilege needed
+  EXPECT_EQ(f.io(DRM_IOCTL_NPU_CTX_CREATE, &c), 0);
+}
+
+TEST(AbiPolicy, QuotaFlagSaysWhetherRealtimeIsAllowed) {
+  NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
+  File f;
+  drm_npu_ctx_create c{};
+  c.priority = DRM_NPU_PRIORITY_REALTIME;
+  const int err = f.io(DRM_IOCTL_NPU_CTX_CREATE, &c);
+  EXPECT_EQ(err, (quota(f).flags & DRM_NPU_QUOTA_REALTIME) != 0 ? 0 : EPERM);
+}
+
+}  // namespace
+}  // namespace npu::abi
