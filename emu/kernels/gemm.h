@@ -1,20 +1,15 @@
-// Private GEMM engines of the matrix kernels: C[m][n] = sum_k A[m][k] * B[n][k] with both
+// Private fp32 GEMM engine of the matrix kernels: C[m][n] = sum_k A[m][k] * B[n][k] with both
 // operands K-contiguous (im2col rows x OHWI weight rows). B is packed once into panels of
 // `nr` columns; A is produced block by block (MB rows) by a caller-supplied fill function
-// (im2col, or a row copy), and each finished block of C goes to a caller-supplied epilogue.
-// The inner tile kernels are chosen once at run time by CPU features (AVX-512 / AVX2 /
-// portable); see gemm_f32.cpp and gemm_q8.cpp. With `split`, the blocks of rows are shared
-// with the process's worker thread (parallel.h); each block is computed the same either way,
-// so the result does not depend on which thread ran it.
-//
-// Quantized GEMM works in a fixed domain: A as uint8 (int8 inputs are offset by +128), B as
-// int8 (uint8 weights are offset by -128), zero points moved along, so that the exact
-// result sum((a - a_zp) * (b - b_zp[n])) = S - b_zp*rowsum - a_zp*colsum + K*a_zp*b_zp is
-// assembled in int64 from exact int32 partial dot products S (K is split in chunks small
-// enough that no int32 partial can overflow).
+// (im2col, or a row copy) or read in place, and each finished block of C goes to a
+// caller-supplied epilogue. The inner tile kernels are chosen at run time by CPU features
+// (cpu_isa.h; gemm_f32.cpp). With `split`, the blocks of rows are shared with the process's
+// worker thread (parallel.h); each block is computed the same either way, so the result does
+// not depend on which thread ran it. The quantized GEMM is gemm_q8.h.
 #pragma once
 
 #include "cancel.h"
+#include "cpu_isa.h"
 #include "parallel.h"
 #include "scratch.h"
 
@@ -27,15 +22,6 @@
 #include <vector>
 
 namespace npu::emu::kern {
-
-enum class Isa : uint8_t { Auto, Portable, Avx2, Avx512 };
-
-/// Forces the tile kernels to `isa` (Auto: best the CPU supports; a level the CPU lacks falls
-/// back to the best it has). For tests and benchmarks; also read once from NPU_EMU_ISA
-/// ("portable", "avx2", "avx512").
-void set_kernel_isa(Isa isa);
-/// The ISA the tile kernels use now.
-Isa selected_isa();
 
 // ------------------------------------------------------------------------------------ fp32
 
@@ -64,6 +50,9 @@ class PackedF32 {
       : PackedF32(reinterpret_cast<const std::byte*>(b), ldb, n, k) {}
   /// B as fp32 at any byte address (an SRAM tile: no alignment needed).
   PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k);
+  /// B of float `dtype` (fp32, fp16 or bf16; ISA 1.1), row stride ldb elements, at any byte
+  /// address; half elements are widened exactly (npu/isa/half.h) as they are packed.
+  PackedF32(const std::byte* b, uint8_t dtype, size_t ldb, size_t n, size_t k);
   /// B stored k-major, as a MATMUL's B operand: element (row j, step kk) at
   /// b + (kk * ldk + j) * 4. A panel's k step is then nr consecutive floats: a row copy.
   struct KMajor {};
@@ -184,109 +173,6 @@ void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& 
                       t0 != 0);
         }
         epi(m0, rows, static_cast<const float*>(c.get()), ldc);
-      }
-    }
-  });
-}
-
-// ----------------------------------------------------------------------------------- int8
-
-struct Q8Kernel {
-  size_t mr, nr, kalign;
-  size_t panel_bytes_per_k;  // bytes of one k step of a panel
-  /// Packs B rows [0, nvalid) (k int8 values each, row stride ldb) into one panel of kp steps.
-  void (*pack)(const int8_t* b, size_t ldb, size_t nvalid, size_t k, size_t kp, std::byte* panel);
-  /// C[rows][nr] (ldc) = A[rows][k0..k0+kc) (uint8, lda) x panel steps [k0, k0+kc), exact
-  /// int32 (callers keep kc <= kQ8MaxKC). rows is a multiple of mr, k0 and kc of kalign.
-  void (*block)(const uint8_t* a, size_t lda, size_t rows, const std::byte* panel, size_t k0,
-                size_t kc, int32_t* c, size_t ldc);
-};
-/// The widest tile of the selected ISA.
-const Q8Kernel& q8_kernel();
-/// The tile for B of n columns: the widest, or a narrower one that pads fewer columns.
-const Q8Kernel& q8_kernel(size_t n);
-
-/// |a*b| <= 255*128 per product: 2^16 products stay inside int32.
-inline constexpr size_t kQ8MaxKC = size_t{1} << 16;
-
-/// B rows in the int8 domain (n x k, row stride ldb) with their zero points (int8 domain),
-/// packed; column sums precomputed.
-class PackedQ8 {
- public:
-  PackedQ8(const int8_t* b, size_t ldb, size_t n, size_t k, std::span<const int32_t> zp);
-  size_t n() const { return n_; }
-  size_t k() const { return k_; }
-  size_t kp() const { return kp_; }
-  size_t panels() const { return panels_; }
-  const std::byte* panel(size_t p) const {
-    return data_.get() + p * kp_ * kern_->panel_bytes_per_k;
-  }
-  const Q8Kernel& kernel() const { return *kern_; }
-  int64_t colsum(size_t j) const { return colsum_[j]; }
-  int64_t zp(size_t j) const { return zp_[j]; }
-
- private:
-  const Q8Kernel* kern_;
-  size_t n_, k_, kp_, panels_;
-  Scratch<std::byte> data_;  // every byte written by the packing
-  std::vector<int64_t> colsum_, zp_;
-};
-
-/// fill(m0, rows, uint8_t* dst, size_t lda) writes rows x k values of A (uint8 domain);
-/// epi(m0, rows, const int64_t* acc, size_t ldacc) consumes the exact
-/// sum((a - a_zp) * (b - b_zp[n])) of rows x n outputs. Needs |a_zp| <= 2^8, |b_zp| <= 2^24,
-/// k <= 2^28 (then every int64 term is below 2^61).
-/// `split` as for gemm_f32.
-template <class Fill, class Epi>
-void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi,
-             bool split = false) {
-  const Q8Kernel& kr = b.kernel();
-  const size_t k = b.k(), kp = b.kp(), n = b.n();
-  const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = gemm_block_rows(m, kr.mr, split);
-  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
-  const int64_t azp = a_zp;
-  const int64_t kk = static_cast<int64_t>(k);
-  parallel_for(blocks, split, [&](Claims& claims) {
-    // Scratch of this thread; every element read is written first.
-    const Scratch<uint8_t> a(mb * kp);
-    const Scratch<int32_t> c(mb * ldc);
-    const Scratch<int64_t> acc(mb * n);
-    const auto rowsum = std::make_unique_for_overwrite<int64_t[]>(mb);
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-        fill(m0, rows, a.get(), kp);
-        for (size_t r = 0; r < rows; ++r) {
-          uint8_t* row = a.get() + r * kp;
-          std::fill(row + k, row + kp, uint8_t{0});
-          int64_t s = 0;
-          for (size_t i = 0; i < k; ++i) s += row[i];
-          rowsum[r] = s;
-        }
-        if (rows_pad > rows) std::fill(a.get() + rows * kp, a.get() + rows_pad * kp, uint8_t{0});
-        std::fill(acc.get(), acc.get() + rows * n, int64_t{0});
-        for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
-          const size_t kc = std::min(kQ8MaxKC, kp - k0);
-          for (size_t p = 0; p < b.panels(); ++p)
-            kr.block(a.get(), kp, rows_pad, b.panel(p), k0, kc, c.get() + p * kr.nr, ldc);
-          for (size_t r = 0; r < rows; ++r) {
-            const int32_t* cr = c.get() + r * ldc;
-            int64_t* ar = acc.get() + r * n;
-            for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
-          }
-        }
-        for (size_t r = 0; r < rows; ++r) {
-          int64_t* ar = acc.get() + r * n;
-          const int64_t rs = rowsum[r];
-          for (size_t j = 0; j < n; ++j) {
-            const int64_t bz = b.zp(j);
-            ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
-          }
-        }
-        epi(m0, rows, static_cast<const int64_t*>(acc.get()), n);
       }
     }
   });

@@ -5,6 +5,7 @@
 //  - integer parameters outside the GEMM's exactness bounds (zero points far outside the
 //    dtype range, huge K): a direct loop in wrapping 64-bit arithmetic.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -12,9 +13,12 @@
 
 #include "cancel.h"
 #include "gemm.h"
+#include "gemm_q8.h"
 #include "matrix_common.h"
 #include "npu/isa/dtype.h"
 #include "ops.h"
+#include "packed_cache.h"
+#include "quant_out.h"
 #include "scratch.h"
 #include "sram_versions.h"
 
@@ -39,37 +43,6 @@ bool splittable(const npu_cmd_conv2d& c, const Geo& g, size_t in_esize, size_t o
   return worth_splitting(g.m(), static_cast<uint64_t>(g.cout_g), g.k()) &&
          !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes);
 }
-
-/// The packed panels of the fp32 weights this thread packed last, kept while the SRAM bytes
-/// they came from are unchanged (sram_versions.h): a compiler's convolution slice runs as
-/// several row-band tiles on the same weights, and ResNet-50 packed 303 MB of weights per
-/// inference, 213 MB of them the previous tile's.
-class PackedWeights {
- public:
-  /// The free list of Scratch is made first, so it outlives this thread's cache.
-  PackedWeights() { (void)scratch_kept_bytes(); }
-
-  /// Weights: n rows of k floats at SRAM offset `addr` (`w` its host address).
-  const PackedF32& get(const std::byte* w, uint64_t addr, size_t n, size_t k) {
-    const SramVersions* versions = current_sram_versions();
-    const uint64_t version =
-        versions != nullptr ? versions->version(addr, addr + uint64_t{n} * k * sizeof(float)) : 0;
-    if (packed_ && versions != nullptr && versions == versions_ && version == version_ && w == w_ &&
-        n == n_ && k == k_ && &packed_->kernel() == &f32_kernel(n))
-      return *packed_;
-    packed_.reset();
-    packed_.emplace(w, k, n, k);
-    versions_ = versions, version_ = version, w_ = w, n_ = n, k_ = k;
-    return *packed_;
-  }
-
- private:
-  std::optional<PackedF32> packed_;
-  const SramVersions* versions_ = nullptr;  // nullptr: not reusable
-  uint64_t version_ = 0;
-  const std::byte* w_ = nullptr;
-  size_t n_ = 0, k_ = 0;
-};
 
 /// Input channels per group from which an fp32 convolution reads its taps in place: below
 /// it, a tap's few multiply-adds per row tile do not pay for the tile's set-up, and im2col
@@ -96,14 +69,24 @@ template <class T, class Src, class Copy, class Pad>
 void im2col(const Geo& g, int64_t grp, const Src* in, size_t m0, size_t rows, T* dst, size_t lda,
             Copy&& copy, Pad&& pad) {
   const int64_t cg = g.cin_g;
+  // Without groups and dilation along x, a row's taps kx = 0..kw-1 are consecutive input
+  // pixels: one copy of kw * ic elements when all of them are inside the input.
+  const bool runs = g.groups == 1 && g.dw == 1;
   for (size_t r = 0; r < rows; ++r) {
     const int64_t m = static_cast<int64_t>(m0 + r);
     const int64_t oy = m / g.ow, ox = m % g.ow;
+    const int64_t ix0 = ox * g.sw - g.pl;
+    const bool row_inside = runs && ix0 >= 0 && ix0 + g.kw <= g.iw;
     T* d = dst + r * lda;
     for (int64_t ky = 0; ky < g.kh; ++ky) {
       const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
       if (iy < 0 || iy >= g.ih) {
         pad(d, static_cast<size_t>(g.kw * cg));
+        d += g.kw * cg;
+        continue;
+      }
+      if (row_inside) {
+        copy(d, in + (iy * g.iw + ix0) * g.ic, static_cast<size_t>(g.kw * cg));
         d += g.kw * cg;
         continue;
       }
@@ -125,11 +108,12 @@ void im2col(const Geo& g, int64_t grp, const Src* in, size_t m0, size_t rows, T*
 /// half output at the end.
 void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
   const std::byte* in = sram.data() + c.in_addr;
-  std::vector<float> in_wide;
-  if (c.in_dtype != NPU_DTYPE_FP32) {
-    in_wide =
-        read_float_array(sram, c.in_dtype, c.in_addr, static_cast<size_t>(g.ih * g.iw * g.ic));
-    in = reinterpret_cast<const std::byte*>(in_wide.data());
+  const bool half_in = c.in_dtype != NPU_DTYPE_FP32;
+  const auto in_count = static_cast<size_t>(g.ih * g.iw * g.ic);
+  const Scratch<float> in_wide(half_in ? in_count : 0);  // every element written below
+  if (half_in) {
+    widen_half(in, c.in_dtype, in_count, in_wide.get());
+    in = reinterpret_cast<const std::byte*>(in_wide.get());
   }
   std::byte* out = sram.data() + c.out_addr;
   const uint8_t odt = c.out_dtype;
@@ -167,17 +151,19 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
     return;
   }
 
-  // fp32 weights are packed straight from SRAM, unless a later group's weights could be
-  // overwritten by an earlier group's output; half ones are widened once first.
+  // Weights (fp32, or half widened as they are packed) are packed straight from SRAM, unless
+  // a later group's weights could be overwritten by an earlier group's output.
   std::vector<float> w_wide;
   const std::byte* w = sram.data() + c.w_addr;
-  const uint64_t w_bytes = static_cast<uint64_t>(g.oc) * k * sizeof(float);
+  uint8_t w_dtype = c.w_dtype;
+  const uint64_t w_bytes = static_cast<uint64_t>(g.oc) * k * isa::dtype_size(w_dtype);
   const uint64_t out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * oes;
-  if (c.w_dtype != NPU_DTYPE_FP32 ||
-      (g.groups > 1 && ranges_overlap(c.w_addr, w_bytes, c.out_addr, out_bytes))) {
+  if (g.groups > 1 && ranges_overlap(c.w_addr, w_bytes, c.out_addr, out_bytes)) {
     w_wide = read_float_array(sram, c.w_dtype, c.w_addr, static_cast<size_t>(g.oc) * k);
     w = reinterpret_cast<const std::byte*>(w_wide.data());
+    w_dtype = NPU_DTYPE_FP32;
   }
+  const size_t w_es = isa::dtype_size(w_dtype);
   const bool direct_rows = g.pointwise() && g.groups == 1;
   const bool split = splittable(c, g, isa::dtype_size(c.in_dtype), oes);
   // Enough input channels per tap: the tile kernel reads each tap's channels where they lie
@@ -185,13 +171,17 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   // 4-byte aligned (fp32 loads; the widened copy of a half input always is).
   const bool in_place_taps =
       !direct_rows && static_cast<size_t>(g.cin_g) >= kTapMinChannels && aligned4(in);
-  static thread_local PackedWeights cache;
+  static thread_local PackedCache<PackedF32> cache;
   std::optional<PackedF32> own;  // a group's panels, or weights not read from SRAM
   for (int64_t grp = 0; grp < g.groups; ++grp) {
-    const std::byte* wg = w + static_cast<size_t>(grp * g.cout_g) * k * sizeof(float);
-    const PackedF32& packed = g.groups == 1 && w_wide.empty()
-                                  ? cache.get(wg, c.w_addr, static_cast<size_t>(g.cout_g), k)
-                                  : own.emplace(wg, k, static_cast<size_t>(g.cout_g), k);
+    const std::byte* wg = w + static_cast<size_t>(grp * g.cout_g) * k * w_es;
+    const auto n = static_cast<size_t>(g.cout_g);
+    const PackedF32& packed =
+        g.groups == 1
+            ? cache.get(wg, c.w_addr, uint64_t{n} * k * w_es,
+                        {n, k, reinterpret_cast<uintptr_t>(&f32_kernel(n)), w_dtype},
+                        [&](std::optional<PackedF32>& p) { p.emplace(wg, w_dtype, k, n, k); })
+            : own.emplace(wg, w_dtype, k, n, k);
     const float* gbias = bias.empty() ? nullptr : bias.data() + grp * g.cout_g;
     auto store = [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
       for (size_t r = 0; r < rows; ++r)
@@ -340,6 +330,56 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
   return true;
 }
 
+/// Input channels per group from which an integer convolution reads its taps in place (in
+/// groups of 4 bytes, the dot product's step); below it, or for a channel count that is not a
+/// multiple of 4, im2col rows.
+constexpr size_t kQ8TapMinChannels = 16;
+
+/// A's row sums of an integer convolution (gemm_q8.h: R, the sum of a row's taps): each input
+/// pixel's sum over the group's channels, laid out over the padded extent the taps reach
+/// (padding holds cin_g zero points), so that a row's sum is kh * kw loads without bounds
+/// checks. Built once per command and group; read by any thread.
+class TapSums {
+ public:
+  template <class T>
+  TapSums(const Geo& g, const T* in, int64_t grp, int64_t a_zp)
+      : g_(g),
+        pw_((g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1),
+        sums_(static_cast<size_t>(((g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1) * pw_),
+              static_cast<int32_t>(g.cin_g * a_zp)) {
+    const auto cg = static_cast<size_t>(g.cin_g);
+    const int64_t ph = static_cast<int64_t>(sums_.size()) / pw_;
+    for (int64_t y = 0; y < ph; ++y) {
+      const int64_t iy = y - g.pt;
+      if (iy < 0 || iy >= g.ih) continue;
+      for (int64_t x = std::max<int64_t>(0, g.pl); x < pw_ && x - g.pl < g.iw; ++x) {
+        const T* p = in + ((iy * g.iw + x - g.pl) * g.ic + grp * g.cin_g);
+        int32_t s = 0;
+        for (size_t ci = 0; ci < cg; ++ci) s += p[ci];
+        sums_[static_cast<size_t>(y * pw_ + x)] = s;
+      }
+    }
+  }
+
+  /// Row sums of output pixels [m0, m0 + rows).
+  void rows(size_t m0, size_t rows, int64_t* out) const {
+    int64_t oy = static_cast<int64_t>(m0) / g_.ow, ox = static_cast<int64_t>(m0) % g_.ow;
+    for (size_t r = 0; r < rows; ++r) {
+      const int32_t* base = sums_.data() + (oy * g_.sh * pw_ + ox * g_.sw);
+      int64_t s = 0;
+      for (int64_t ky = 0; ky < g_.kh; ++ky, base += g_.dh * pw_)
+        for (int64_t kx = 0; kx < g_.kw; ++kx) s += base[kx * g_.dw];
+      out[r] = s;
+      if (++ox == g_.ow) ox = 0, ++oy;
+    }
+  }
+
+ private:
+  const Geo& g_;
+  int64_t pw_;  // padded width the taps reach
+  std::vector<int32_t> sums_;
+};
+
 void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
   const std::vector<npu_chan_qparams> q =
       read_qparams(sram, c.chan_addr, static_cast<size_t>(g.oc));
@@ -347,58 +387,92 @@ void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
   if (conv_q_depthwise(c, sram, g, q, qo)) return;
 
   const size_t k = g.k();
-  const int64_t azp = int64_t{c.in_zp} + a_shift(c.in_dtype);
-  std::vector<int32_t> bzp(q.size());
-  for (size_t o = 0; o < q.size(); ++o)
-    bzp[o] = static_cast<int32_t>(
-        std::clamp<int64_t>(int64_t{q[o].w_zp} + b_shift(c.w_dtype), INT32_MIN, INT32_MAX));
-  bool ok = q8_gemm_ok(azp, bzp, k);
-  for (const auto& p : q) ok = ok && p.w_zp == bzp[&p - q.data()] - b_shift(c.w_dtype);
-  if (!ok) return conv_q_direct(c, sram, g, q, qo);
+  const int64_t azp = c.in_zp;  // in the input's own domain (int8 or uint8)
+  const bool a_signed = c.in_dtype == NPU_DTYPE_INT8;
+  std::vector<int32_t> wzp(q.size());
+  for (size_t o = 0; o < q.size(); ++o) wzp[o] = q[o].w_zp;
+  if (!q8_gemm_ok(a_signed, azp, wzp, k)) return conv_q_direct(c, sram, g, q, qo);
 
-  // Weights into the int8 domain.
-  const size_t wn = static_cast<size_t>(g.oc) * k;
-  const Scratch<int8_t> w(wn);  // every element written below
-  const auto* wsrc = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
-  const uint8_t wflip = c.w_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
-  for (size_t i = 0; i < wn; ++i) w[i] = static_cast<int8_t>(wsrc[i] ^ wflip);
-
-  const auto* in = reinterpret_cast<const uint8_t*>(sram.data() + c.in_addr);
-  const uint8_t aflip = c.in_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
-  const uint8_t apad = static_cast<uint8_t>(azp);  // (x - zp) == 0 at padded positions
+  const std::byte* in = sram.data() + c.in_addr;
+  const auto* w = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
   std::byte* out = sram.data() + c.out_addr;
   const size_t out_esize = isa::dtype_size(qo.dtype);
-  const bool direct_rows = g.pointwise() && g.groups == 1;
   const bool split = splittable(c, g, 1, out_esize);
+  const auto cg = static_cast<size_t>(g.cin_g), og = static_cast<size_t>(g.cout_g);
+  // Taps read where they lie (a pointwise convolution's rows are one tap), else im2col rows
+  // padded to 4 bytes.
+  const bool in_place = cg % 4 == 0 && (cg >= kQ8TapMinChannels || g.pointwise());
+  const PackedQ8::Layout layout{og, in_place ? static_cast<size_t>(g.kh * g.kw) : 1,
+                                in_place ? cg : k, c.w_dtype == NPU_DTYPE_INT8, a_signed};
+  const Q8Kernel& kr = q8_kernel(og);
+  const auto apad = static_cast<uint8_t>(azp);  // (x - zp) == 0 at padded positions
+  static thread_local PackedCache<PackedQ8> cache;
+  std::optional<PackedQ8> own;
 
   for (int64_t grp = 0; grp < g.groups; ++grp) {
-    const size_t n0 = static_cast<size_t>(grp * g.cout_g);
-    const PackedQ8 packed(w.get() + n0 * k, k, static_cast<size_t>(g.cout_g), k,
-                          std::span<const int32_t>(bzp).subspan(n0, static_cast<size_t>(g.cout_g)));
-    auto fill = [&](size_t m0, size_t rows, uint8_t* dst, size_t lda) {
-      if (direct_rows) {
-        for (size_t r = 0; r < rows; ++r) {
-          const uint8_t* s = in + (m0 + r) * k;
-          uint8_t* d = dst + r * lda;
-          for (size_t i = 0; i < k; ++i) d[i] = s[i] ^ aflip;
-        }
-        return;
-      }
-      im2col(
-          g, grp, in, m0, rows, dst, lda,
-          [aflip](uint8_t* d, const uint8_t* s, size_t n) {
-            for (size_t i = 0; i < n; ++i) d[i] = s[i] ^ aflip;
-          },
-          [apad](uint8_t* d, size_t n) { std::memset(d, apad, n); });
+    const size_t n0 = static_cast<size_t>(grp) * og;
+    const std::span<const int32_t> gzp = std::span<const int32_t>(wzp).subspan(n0, og);
+    const auto make = [&](std::optional<PackedQ8>& p) {
+      p.emplace(kr, layout, w + n0 * k, k, gzp);
     };
-    gemm_q8(
-        packed, g.m(), static_cast<int32_t>(azp), fill,
-        [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
-          for (size_t r = 0; r < rows; ++r)
-            qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
-                         acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
+    const PackedQ8& packed = g.groups == 1
+                                 ? cache.get(sram.data() + c.w_addr, c.w_addr, uint64_t{og} * k,
+                                             {og, (uint64_t{layout.taps} << 32) | layout.kc,
+                                              (uint64_t{layout.b_signed} << 1) | uint64_t{a_signed},
+                                              reinterpret_cast<uintptr_t>(&kr)},
+                                             make)
+                                 : (make(own), *own);
+    const QuantOut qout(qo, q.data() + n0, packed, azp);
+    std::optional<TapSums> sums;
+    if (qout.needs_rowsum()) {
+      if (a_signed)
+        sums.emplace(g, reinterpret_cast<const int8_t*>(in), grp, azp);
+      else
+        sums.emplace(g, reinterpret_cast<const uint8_t*>(in), grp, azp);
+    }
+    const auto store = [&](size_t m0, size_t rows, QSums s) {
+      std::array<int64_t, kGemmMB> rowsums;  // a block has at most kGemmMB rows
+      if (sums) sums->rows(m0, rows, rowsums.data());
+      qout.rows(out + (m0 * static_cast<size_t>(g.oc) + n0) * out_esize,
+                static_cast<size_t>(g.oc) * out_esize, s, rows, sums ? rowsums.data() : nullptr);
+    };
+    if (in_place) {
+      const auto* xin = reinterpret_cast<const uint8_t*>(in) + static_cast<size_t>(grp) * cg;
+      gemm_q8_taps(
+          packed, g.m(), apad,
+          [&](size_t m0, size_t rows, const uint8_t** table, size_t ld, const uint8_t* pad) {
+            int64_t oy = static_cast<int64_t>(m0) / g.ow, ox = static_cast<int64_t>(m0) % g.ow;
+            for (size_t r = 0; r < rows; ++r) {
+              const uint8_t** row = table + r;  // tap t at row[t * ld]
+              const int64_t ix0 = ox * g.sw - g.pl;
+              const bool cols_in = ix0 >= 0 && ix0 + (g.kw - 1) * g.dw < g.iw;
+              for (int64_t ky = 0, iy = oy * g.sh - g.pt; ky < g.kh; ++ky, iy += g.dh) {
+                if (iy < 0 || iy >= g.ih) {
+                  for (int64_t kx = 0; kx < g.kw; ++kx, row += ld) *row = pad;
+                } else if (cols_in) {  // every tap of the kernel row inside: no checks
+                  const uint8_t* p = xin + (iy * g.iw + ix0) * g.ic;
+                  for (int64_t kx = 0; kx < g.kw; ++kx, row += ld) *row = p + kx * g.dw * g.ic;
+                } else {
+                  for (int64_t kx = 0, ix = ix0; kx < g.kw; ++kx, ix += g.dw, row += ld)
+                    *row = ix >= 0 && ix < g.iw ? xin + (iy * g.iw + ix) * g.ic : pad;
+                }
+              }
+              if (++ox == g.ow) ox = 0, ++oy;
+            }
+          },
+          store, split);
+      continue;
+    }
+    const auto* xin = reinterpret_cast<const uint8_t*>(in);
+    gemm_q8_rows(
+        packed, g.m(), k,
+        [&](size_t m0, size_t rows, uint8_t* dst, size_t lda) {
+          im2col(
+              g, grp, xin, m0, rows, dst, lda,
+              [](uint8_t* d, const uint8_t* src, size_t n) { std::memcpy(d, src, n); },
+              [apad](uint8_t* d, size_t n) { std::memset(d, apad, n); });
         },
-        split);
+        store, split);
   }
 }
 

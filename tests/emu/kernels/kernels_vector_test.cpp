@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "cpu_isa.h"
 #include "npu/emu/kernels.h"
 #include "npu/ref/scalar.h"
 #include "test_util.h"
@@ -279,58 +280,82 @@ TEST(ScaleShift, PerChannel) {
   }
 }
 
+/// The ISA levels with their own vector loops (cpu_isa.h): the scalar rule and AVX-512.
+constexpr kern::Isa kIsas[] = {kern::Isa::Portable, kern::Isa::Avx512};
+
+struct IsaGuard {
+  ~IsaGuard() { kern::set_kernel_isa(kern::Isa::Auto); }
+};
+
 TEST(Quantize, PerTensorAndPerChannel) {
+  IsaGuard guard;
   Sram s;
-  auto x = random_floats(2 * 3 * 5, -3, 3);
-  x[0] = NAN;
-  x[1] = 1e9f;
+  constexpr size_t kCount = 66, kInner = 11;  // 6 runs of 11: vector bodies and tails
+  auto x = random_floats(kCount, -3, 3);
+  x[0] = NAN, x[1] = 1e9f, x[2] = -INFINITY, x[3] = INFINITY, x[4] = -1e9f;
+  for (size_t i = 22; i < 33; ++i) x[i] = static_cast<float>(static_cast<int>(i) - 27) + 0.25f;
   s.put(kA, x);
-  std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}, {0.01f, 100}};
+  // Channel 2 has scale 0.5: its inputs k + 0.25 quantize to ties (2k + 0.5).
+  std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}, {0.5f, 100}};
   s.put(kP, q);
-  for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8})
-    for (uint32_t channels : {1u, 3u}) {
-      npu_cmd cmd = zero_cmd(NPU_OP_QUANTIZE, NPU_ENGINE_VECTOR);
-      auto& c = cmd.quant;
-      c.in_addr = kA, c.out_addr = kO, c.count = 30, c.channels = channels, c.inner = 5;
-      c.params_addr = kP, c.scale = 0.03f, c.zp = dt == NPU_DTYPE_UINT8 ? 128 : -2;
-      c.in_dtype = NPU_DTYPE_FP32, c.out_dtype = dt;
-      run_vector(cmd, s.span());
-      const auto out = s.get<uint8_t>(kO, 30);
-      for (size_t i = 0; i < 30; ++i) {
-        const float scale = channels == 1 ? c.scale : q[(i / 5) % 3].scale;
-        const int32_t zp = channels == 1 ? c.zp : q[(i / 5) % 3].zp;
-        const int32_t want = ref::quantize(x[i], scale, zp, ref::dtype_min(dt), ref::dtype_max(dt));
-        const int32_t got = dt == NPU_DTYPE_INT8 ? static_cast<int8_t>(out[i]) : out[i];
-        ASSERT_EQ(got, want) << i;
+  for (kern::Isa isa : kIsas)
+    for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8})
+      for (uint32_t channels : {1u, 3u}) {
+        kern::set_kernel_isa(isa);
+        npu_cmd cmd = zero_cmd(NPU_OP_QUANTIZE, NPU_ENGINE_VECTOR);
+        auto& c = cmd.quant;
+        c.in_addr = kA, c.out_addr = kO, c.count = kCount, c.channels = channels;
+        c.inner = kInner, c.params_addr = kP, c.scale = 0.03f;
+        c.zp = dt == NPU_DTYPE_UINT8 ? 128 : -2;
+        c.in_dtype = NPU_DTYPE_FP32, c.out_dtype = dt;
+        s.put(kO, std::vector<uint8_t>(kCount + 1, 0xA5));
+        run_vector(cmd, s.span());
+        const auto out = s.get<uint8_t>(kO, kCount + 1);
+        for (size_t i = 0; i < kCount; ++i) {
+          const float scale = channels == 1 ? c.scale : q[(i / kInner) % 3].scale;
+          const int32_t zp = channels == 1 ? c.zp : q[(i / kInner) % 3].zp;
+          const int32_t want =
+              ref::quantize(x[i], scale, zp, ref::dtype_min(dt), ref::dtype_max(dt));
+          const int32_t got = dt == NPU_DTYPE_INT8 ? static_cast<int8_t>(out[i]) : out[i];
+          ASSERT_EQ(got, want) << kern::isa_name(isa) << " " << i;
+        }
+        EXPECT_EQ(out[kCount], 0xA5) << "written past the output";
       }
-    }
 }
 
 TEST(Dequantize, Int8Uint8Int32) {
+  IsaGuard guard;
   Sram s;
+  constexpr size_t kCount = 45, kInner = 9;
   std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}};
   s.put(kP, q);
-  for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32}) {
-    auto x = random_ints<int32_t>(12, ref::dtype_min(dt) / 2, ref::dtype_max(dt) / 2);
-    std::vector<std::byte> raw(12 * 4);
-    for (size_t i = 0; i < 12; ++i) {
-      if (dt == NPU_DTYPE_INT32)
-        std::memcpy(raw.data() + i * 4, &x[i], 4);
-      else
-        raw[i] = static_cast<std::byte>(x[i]);
+  for (kern::Isa isa : kIsas)
+    for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32}) {
+      kern::set_kernel_isa(isa);
+      auto x = random_ints<int32_t>(kCount, ref::dtype_min(dt) / 2, ref::dtype_max(dt) / 2);
+      if (dt != NPU_DTYPE_INT32) x[0] = ref::dtype_min(dt), x[1] = ref::dtype_max(dt);
+      std::vector<std::byte> raw(kCount * 4);
+      for (size_t i = 0; i < kCount; ++i) {
+        if (dt == NPU_DTYPE_INT32)
+          std::memcpy(raw.data() + i * 4, &x[i], 4);
+        else
+          raw[i] = static_cast<std::byte>(x[i]);
+      }
+      s.put(kA, raw);
+      npu_cmd cmd = zero_cmd(NPU_OP_DEQUANTIZE, NPU_ENGINE_VECTOR);
+      auto& c = cmd.quant;
+      c.in_addr = kA, c.out_addr = kO, c.count = kCount, c.channels = 2, c.inner = kInner;
+      c.params_addr = kP, c.in_dtype = dt, c.out_dtype = NPU_DTYPE_FP32;
+      s.put(kO, std::vector<float>(kCount + 1, 7.0f));
+      run_vector(cmd, s.span());
+      const auto out = s.get<float>(kO, kCount + 1);
+      for (size_t i = 0; i < kCount; ++i) {
+        const auto& p = q[(i / kInner) % 2];
+        ASSERT_TRUE(same_bits(out[i], ref::dequantize(x[i], p.scale, p.zp)))
+            << kern::isa_name(isa) << " " << i;
+      }
+      EXPECT_EQ(out[kCount], 7.0f) << "written past the output";
     }
-    s.put(kA, raw);
-    npu_cmd cmd = zero_cmd(NPU_OP_DEQUANTIZE, NPU_ENGINE_VECTOR);
-    auto& c = cmd.quant;
-    c.in_addr = kA, c.out_addr = kO, c.count = 12, c.channels = 2, c.inner = 3;
-    c.params_addr = kP, c.in_dtype = dt, c.out_dtype = NPU_DTYPE_FP32;
-    run_vector(cmd, s.span());
-    const auto out = s.get<float>(kO, 12);
-    for (size_t i = 0; i < 12; ++i) {
-      const auto& p = q[(i / 3) % 2];
-      ASSERT_TRUE(same_bits(out[i], ref::dequantize(x[i], p.scale, p.zp))) << i;
-    }
-  }
 }
 
 TEST(Requantize, Int32ToInt8AndUint8ToUint8) {

@@ -1,0 +1,118 @@
+// Run-time ISA selection of the engine kernels (cpu_isa.h).
+#include "cpu_isa.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <string_view>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define NPU_KERN_X86 1
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+namespace npu::emu::kern {
+namespace {
+
+Isa env_isa() {
+  const char* e = std::getenv("NPU_EMU_ISA");  // NOLINT(concurrency-mt-unsafe): read once
+  if (e == nullptr) return Isa::Auto;
+  const std::string_view s(e);
+  if (s == "portable") return Isa::Portable;
+  if (s == "avx2") return Isa::Avx2;
+  if (s == "avxvnni") return Isa::AvxVnni;
+  if (s == "avx512") return Isa::Avx512;
+  if (s == "amx") return Isa::Amx;
+  return Isa::Auto;
+}
+
+#ifdef NPU_KERN_X86
+/// Asks Linux for the AMX tile data state (it is off by default for a process; without it
+/// the first tile instruction raises SIGILL). True when granted.
+bool request_amx() {
+  constexpr int kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+#endif
+
+/// Bit i set: level i (the enum's value) runs on this CPU.
+uint32_t supported_levels() {
+  uint32_t s = 1u << static_cast<unsigned>(Isa::Portable);
+#ifdef NPU_KERN_X86
+  __builtin_cpu_init();
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) s |= 1u << static_cast<unsigned>(Isa::Avx2);
+  if (avx2 && __builtin_cpu_supports("avxvnni")) s |= 1u << static_cast<unsigned>(Isa::AvxVnni);
+  const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+                      __builtin_cpu_supports("avx512vnni");
+  if (avx512) s |= 1u << static_cast<unsigned>(Isa::Avx512);
+  if (avx512 && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") &&
+      __builtin_cpu_supports("amx-bf16") && request_amx())
+    s |= 1u << static_cast<unsigned>(Isa::Amx);
+#endif
+  return s;
+}
+
+uint32_t supported() {
+  static const uint32_t levels = supported_levels();
+  return levels;
+}
+
+/// The best supported level at or below `want`.
+Isa resolve(Isa want) {
+  for (auto l = static_cast<unsigned>(want); l > static_cast<unsigned>(Isa::Portable); --l)
+    if ((supported() >> l) & 1u) return static_cast<Isa>(l);
+  return Isa::Portable;
+}
+
+std::atomic<Isa>& selected() {
+  static std::atomic<Isa> isa{resolve(env_isa() == Isa::Auto ? Isa::Amx : env_isa())};
+  return isa;
+}
+
+}  // namespace
+
+Isa selected_isa() {
+  return selected().load(std::memory_order_relaxed);
+}
+
+void set_kernel_isa(Isa isa) {
+  selected().store(resolve(isa == Isa::Auto ? Isa::Amx : isa), std::memory_order_relaxed);
+}
+
+bool isa_supported(Isa isa) {
+  return isa != Isa::Auto && ((supported() >> static_cast<unsigned>(isa)) & 1u) != 0;
+}
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Portable:
+      return "portable";
+    case Isa::Avx2:
+      return "avx2";
+    case Isa::AvxVnni:
+      return "avxvnni";
+    case Isa::Avx512:
+      return "avx512";
+    case Isa::Amx:
+      return "amx";
+    default:
+      return "auto";
+  }
+}
+
+bool cpu_has_avx512_bf16() {
+#ifdef NPU_KERN_X86
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bf16") != 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace npu::emu::kern
