@@ -33,7 +33,7 @@ struct F32Kernel {
                 size_t ldc, bool accumulate);
   /// One row tile from rows given by address, tap by tap: C[mr][nr] (ldc) = (accumulate ? C :
   /// 0) + sum over t < taps of A_t[mr][0..kc) x panel steps [t * kc, (t + 1) * kc), where row
-  /// i of A_t starts at runs[i * ld + t]. The same FMA chain as block() over the concatenated
+  /// i of A_t starts at runs[t * ld + i]. The same FMA chain as block() over the concatenated
   /// k, so a convolution read in place gives im2col's bits.
   void (*taps)(const float* const* runs, size_t ld, size_t taps, size_t kc, const float* panel,
                float* c, size_t ldc, bool accumulate);
@@ -130,10 +130,10 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
 
 /// A GEMM whose A rows are made of `taps` runs of kc floats each, read where they lie (a
 /// convolution's taps: one run per kernel position, cin floats of one input pixel), so no
-/// im2col copy is made. runs(m, const float** dst) writes the addresses of row m's runs to
-/// dst[0..taps), nullptr for a run of zeros (padding); b has taps * kc rows of k. epi and
-/// `split` as for gemm_f32. Every output is the same FMA chain as gemm_f32 over the im2col
-/// rows, so both give the same bits.
+/// im2col copy is made. runs(m0, rows, const float** table, size_t ld, const float* zeros)
+/// writes the run addresses of rows [m0, m0 + rows) to table[t * ld + r], `zeros` for a run of
+/// padding; b has taps * kc rows of k. epi and `split` as for gemm_f32. Every output is the
+/// same FMA chain as gemm_f32 over the im2col rows, so both give the same bits.
 template <class Runs, class Epi>
 void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& runs, Epi&& epi,
                    bool split = false) {
@@ -148,27 +148,21 @@ void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& 
     const Scratch<float> c(mb * ldc);
     const Scratch<float> zeros(kz);  // padding runs, and the rows that pad the last tile
     std::fill(zeros.get(), zeros.get() + kz, 0.0f);
-    const Scratch<const float*> table(mb * taps);  // [row][tap]
+    const Scratch<const float*> table(mb * taps);  // [tap][row]
     for (size_t first = 0, last = 0; claims.next(first, last);) {
       for (size_t blk = first; blk < last; ++blk) {
         const size_t m0 = blk * mb;
         const size_t rows = std::min(mb, m - m0);
         const size_t tiles = (rows + kr.mr - 1) / kr.mr;
-        for (size_t r = 0; r < tiles * kr.mr; ++r) {
-          const float** row = table.get() + r * taps;
-          if (r < rows)
-            runs(m0 + r, row);
-          else
-            std::fill(row, row + taps, nullptr);
-          for (size_t t = 0; t < taps; ++t)
-            if (row[t] == nullptr) row[t] = zeros.get();
-        }
+        runs(m0, rows, table.get(), mb, static_cast<const float*>(zeros.get()));
+        for (size_t t = 0; t < taps; ++t)  // the rows that pad the last tile
+          std::fill(table.get() + t * mb + rows, table.get() + t * mb + tiles * kr.mr, zeros.get());
         if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
         for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
           const size_t tc = std::min(chunk, taps - t0);
           for (size_t p = 0; p < b.panels(); ++p)
             for (size_t tile = 0; tile < tiles; ++tile)
-              kr.taps(table.get() + tile * kr.mr * taps + t0, taps, tc, kc,
+              kr.taps(table.get() + t0 * mb + tile * kr.mr, mb, tc, kc,
                       b.panel(p) + t0 * kc * kr.nr, c.get() + tile * kr.mr * ldc + p * kr.nr, ldc,
                       t0 != 0);
         }

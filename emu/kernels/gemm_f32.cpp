@@ -91,7 +91,7 @@ template <class V, size_t MR, size_t NV>
   for (size_t t = 0; t < taps; ++t) {
     const float* r[MR];
 #pragma GCC unroll 8
-    for (size_t i = 0; i < MR; ++i) r[i] = runs[i * ld + t];
+    for (size_t i = 0; i < MR; ++i) r[i] = runs[t * ld + i];
     const float* pt = panel + t * kc * T::NR;
     for (size_t k = 0; k < kc; ++k) tile.step(pt + k * T::NR, [&](size_t i) { return r[i][k]; });
   }

@@ -72,6 +72,7 @@ constexpr Q8Kernel kPortable{kPortMR,
                              {{taps_portable<false, false>, taps_portable<false, true>},
                               {taps_portable<true, false>, taps_portable<true, true>}},
                              nullptr,
+                             nullptr,
                              nullptr};
 
 #ifdef NPU_KERN_X86
@@ -122,6 +123,7 @@ constexpr Q8Kernel kAvx2{4,
                          {{taps_avx2<false, false>, taps_avx2<false, true>},
                           {taps_avx2<true, false>, taps_avx2<true, true>}},
                          nullptr,
+                         nullptr,
                          nullptr};
 
 // ----------------------------------------------------------------------- VNNI kernels
@@ -171,18 +173,66 @@ NPU_VNNI_TAPS(taps_avxvnni, "avx2,fma,avxvnni", __m256i, _mm256_setzero_si256, _
 #undef NPU_VNNI_TAPS
 
 // [a_signed][b_signed]: uint8 A takes an int8 panel, int8 A a uint8 one.
+/// bf16 pairs into fp32 sums by vdpbf16ps (AVX512-BF16), MR rows x NV vectors of 16 columns:
+/// the VNNI tiles' structure with a bf16 dot product of two pairs per lane and step.
+template <size_t MR, size_t NV>
+[[gnu::target("avx512f,avx512bw,avx512vl,avx512bf16")]] void taps_dpbf16(
+    const uint8_t* const* runs, size_t ld, size_t t0, size_t tc, size_t koff, size_t kc,
+    const std::byte* panel, size_t tap_bytes, int32_t* c, size_t ldc) {
+  constexpr size_t NR = NV * 16;
+  __m512 acc[MR][NV];
+#pragma GCC unroll 12
+  for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (size_t v = 0; v < NV; ++v) acc[i][v] = _mm512_setzero_ps();
+  for (size_t t = t0; t < t0 + tc; ++t) {
+    const uint8_t* r[MR];
+#pragma GCC unroll 12
+    for (size_t i = 0; i < MR; ++i) r[i] = runs[t * ld + i] + koff;
+    const std::byte* bp = panel + t * tap_bytes + koff * NR;
+    for (size_t g = 0; g < kc / 4; ++g) {
+      __m512bh b[NV];
+#pragma GCC unroll 2
+      for (size_t v = 0; v < NV; ++v)
+        b[v] = reinterpret_cast<__m512bh>(_mm512_loadu_si512(bp + (g * NR + v * 16) * 4));
+#pragma GCC unroll 12
+      for (size_t i = 0; i < MR; ++i) {
+        int32_t a2;
+        std::memcpy(&a2, r[i] + g * 4, 4);
+        const auto av = reinterpret_cast<__m512bh>(_mm512_set1_epi32(a2));
+#pragma GCC unroll 2
+        for (size_t v = 0; v < NV; ++v) acc[i][v] = _mm512_dpbf16_ps(acc[i][v], av, b[v]);
+      }
+    }
+  }
+  auto* cf = reinterpret_cast<float*>(c);
+#pragma GCC unroll 12
+  for (size_t i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (size_t v = 0; v < NV; ++v) _mm512_storeu_ps(cf + i * ldc + v * 16, acc[i][v]);
+}
+
 constexpr Q8Kernel kVnni{
-    6,       32,
-    false,   {{nullptr, taps_vnni512<6, 2, false>}, {taps_vnni512<6, 2, true>, nullptr}},
-    nullptr, nullptr};
+    6,
+    32,
+    false,
+    {{nullptr, taps_vnni512<6, 2, false>}, {taps_vnni512<6, 2, true>, nullptr}},
+    taps_dpbf16<6, 2>,
+    nullptr,
+    nullptr};
 constexpr Q8Kernel kVnniN16{
-    12,      16,
-    false,   {{nullptr, taps_vnni512<12, 1, false>}, {taps_vnni512<12, 1, true>, nullptr}},
-    nullptr, nullptr};
+    12,
+    16,
+    false,
+    {{nullptr, taps_vnni512<12, 1, false>}, {taps_vnni512<12, 1, true>, nullptr}},
+    taps_dpbf16<12, 1>,
+    nullptr,
+    nullptr};
 constexpr Q8Kernel kAvxVnni{
     6,       16,
     false,   {{nullptr, taps_avxvnni<6, 2, false>}, {taps_avxvnni<6, 2, true>, nullptr}},
-    nullptr, nullptr};
+    nullptr, nullptr,
+    nullptr};
 #endif
 
 }  // namespace
@@ -204,6 +254,15 @@ const Q8Kernel& q8_kernel(size_t n) {
   }
 }
 
+const Q8Kernel* bf16_kernel(size_t n) {
+#ifdef NPU_KERN_X86
+  if (selected_isa() == Isa::Amx) return &q8_amx_kernel();
+  if (selected_isa() == Isa::Avx512 && cpu_has_avx512_bf16()) return &q8_kernel(n);
+#endif
+  (void)n;
+  return nullptr;
+}
+
 // ------------------------------------------------------------------------------ packing
 
 PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, std::span<const int32_t> w_zp)
@@ -211,7 +270,7 @@ PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, std::span<const int32_
       l_(l),
       kcp_((l.kc + 3) / 4 * 4),
       panels_((l.n + kern.nr - 1) / kern.nr),
-      packed_signed_(kern.raw_b ? l.b_signed : !l.a_signed),
+      packed_signed_(kern.raw_b || l.raw ? l.b_signed : !l.a_signed),
       zero_zps_(true),
       flip_(packed_signed_ == l.b_signed ? 0 : 0x80),
       data_(panels_ * l.taps * kcp_ * kern.nr),
@@ -219,7 +278,7 @@ PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, std::span<const int32_
       zp_(l.n) {
   // Stored -> packed: int8 -> uint8 adds 128, uint8 -> int8 subtracts it.
   const int32_t shift = flip_ == 0 ? 0 : (l.b_signed ? 128 : -128);
-  for (size_t j = 0; j < l.n; ++j) {
+  for (size_t j = 0; j < l.n && !l.raw; ++j) {
     const int64_t z = int64_t{w_zp[j]} + shift;
     zp_[j] = static_cast<int32_t>(std::clamp<int64_t>(z, INT32_MIN, INT32_MAX));
     zero_zps_ = zero_zps_ && zp_[j] == 0;
@@ -229,7 +288,7 @@ PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, std::span<const int32_
 template <class At>
 void PackedQ8::pack(At&& at) {
   const size_t nr = kern_->nr, k = l_.taps * l_.kc;
-  for (size_t j = 0; j < l_.n; ++j) {
+  for (size_t j = 0; j < l_.n && !l_.raw; ++j) {
     int64_t s = 0;
     for (size_t kk = 0; kk < k; ++kk) {
       const uint8_t v = at(j, kk) ^ flip_;
@@ -319,7 +378,7 @@ PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, const uint8_t* b, size
     const auto k = static_cast<int64_t>(l.taps * l.kc);
     // Stored -> packed moves every value by the zero points' shift.
     const int64_t shift = flip_ == 0 ? 0 : (l.b_signed ? 128 : -128);
-    for (size_t j = 0; j < l.n; ++j)
+    for (size_t j = 0; j < l.n && !l.raw; ++j)
       colsum_[j] = byte_sum_avx512(b + j * ldb, l.taps * l.kc, l.b_signed) + shift * k;
     pack_rows_avx512(b, ldb, l.n, l.taps, l.kc, kcp_, kern.nr, panels_, flip_, data_.get());
     return;

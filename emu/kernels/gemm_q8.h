@@ -15,6 +15,12 @@
 // Exactness: one kernel call accumulates at most kQ8MaxKC steps in int32 (|a * b'| <=
 // 255 * 128); longer sums are cut into chunks added in int64.
 //
+// bf16 pairs. The same machinery multiplies groups of two bf16 values (4 bytes, ISA 1.1's bf16
+// matrix mode) into fp32 where the CPU has a bf16 dot product (AMX-BF16's TDPBF16PS, AVX512's
+// vdpbf16ps): a Layout with `raw` packs the bytes as they are, and the kernel's bf16 function
+// accumulates fp32 sums of exact products in its own order (docs/isa.md section 9: the order is
+// unspecified; these instructions also treat bf16 denormals as zero and flush denormal sums).
+//
 // Threading: a PackedQ8 is immutable after construction (the worker thread reads it); the
 // tile kernels use only their arguments. With `split` the blocks of rows are shared with the
 // worker (parallel.h); a block is computed the same on either thread.
@@ -51,6 +57,8 @@ struct Q8Kernel {
                           size_t kc, const std::byte* panel, size_t tap_bytes, int32_t* c,
                           size_t ldc);
   TapsFn taps[2][2];
+  /// The same over bf16 pairs with fp32 sums (c holds floats, any kc); nullptr without one.
+  TapsFn bf16;
   /// Called by each thread before its first and after its last tile call of one GEMM chunk
   /// of kc steps per tap (AMX: the tile configuration, and its release); may be nullptr.
   void (*begin)(size_t kc);
@@ -60,6 +68,9 @@ struct Q8Kernel {
 /// The tile kernel of the selected ISA for B of n columns (wide panels, or 16-wide ones when
 /// wide panels would pad more columns).
 const Q8Kernel& q8_kernel(size_t n);
+/// The kernel with a bf16 function at the selected ISA (Amx; Avx512 on a CPU with
+/// AVX512-BF16), or nullptr.
+const Q8Kernel* bf16_kernel(size_t n);
 
 /// B (n rows of taps * kc values of one 8-bit type, row stride ldb, or k-major) packed for
 /// one kernel and one signedness of A: panels [n / nr][taps][kcp / 4][nr][4] (kcp: kc
@@ -70,6 +81,8 @@ class PackedQ8 {
   struct Layout {
     size_t n, taps, kc;
     bool b_signed, a_signed;
+    /// Bytes packed as they are, without domains or sums (bf16 pairs; kc in bytes).
+    bool raw = false;
   };
   /// Rows: element (j, kk) at b[j * ldb + kk]; w_zp[j] in B's stored domain.
   PackedQ8(const Q8Kernel& kern, const Layout& l, const uint8_t* b, size_t ldb,
@@ -117,11 +130,13 @@ class PackedQ8 {
 bool q8_gemm_ok(bool a_signed, int64_t a_zp, std::span<const int32_t> w_zp, uint64_t k);
 
 /// The sums of one block of rows as the GEMM hands them over: int32 when the whole K fitted
-/// one kernel chunk (s32), int64 when it was cut (s64); row stride ld.
+/// one kernel chunk (s32), int64 when it was cut (s64), fp32 for bf16 pairs (f32); row
+/// stride ld.
 struct QSums {
   const int32_t* s32;
   const int64_t* s64;
   size_t ld;
+  const float* f32 = nullptr;
 };
 
 namespace detail {
@@ -146,12 +161,13 @@ void gemm_q8_taps(const PackedQ8& b, size_t m, uint8_t pad_byte, Runs&& runs, Ep
   const size_t ldc = b.panels() * kr.nr;
   const size_t mb = gemm_block_rows(m, kr.mr, split);
   const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
-  const bool as = b.layout().a_signed;
-  const Q8Kernel::TapsFn fn = kr.taps[as ? 1 : 0][b.packed_signed() ? 1 : 0];
-  // Chunks of at most kQ8MaxKC steps: whole taps, or (a tap longer than that) parts of one.
-  const size_t taps_per = kc == 0 ? taps : std::max<size_t>(1, kQ8MaxKC / kc);
-  const size_t kstep = kc <= kQ8MaxKC ? kc : kQ8MaxKC;
-  const bool chunked = taps > taps_per || kc > kQ8MaxKC;
+  const bool as = b.layout().a_signed, raw = b.layout().raw;
+  const Q8Kernel::TapsFn fn = raw ? kr.bf16 : kr.taps[as ? 1 : 0][b.packed_signed() ? 1 : 0];
+  // Chunks of at most kQ8MaxKC steps: whole taps, or (a tap longer than that) parts of one;
+  // fp32 sums need none.
+  const size_t taps_per = kc == 0 || raw ? taps : std::max<size_t>(1, kQ8MaxKC / kc);
+  const size_t kstep = kc <= kQ8MaxKC || raw ? kc : kQ8MaxKC;
+  const bool chunked = taps > taps_per || kc > kstep;
   parallel_for(blocks, split, [&](Claims& claims) {
     const Scratch<int32_t> c(mb * ldc);
     const Scratch<int64_t> c64(chunked ? mb * ldc : 0);
@@ -191,7 +207,10 @@ void gemm_q8_taps(const PackedQ8& b, size_t m, uint8_t pad_byte, Runs&& runs, Ep
             }
           }
         }
-        epi(m0, rows, QSums{chunked ? nullptr : c.get(), chunked ? c64.get() : nullptr, ldc});
+        if (raw)
+          epi(m0, rows, QSums{nullptr, nullptr, ldc, reinterpret_cast<const float*>(c.get())});
+        else
+          epi(m0, rows, QSums{chunked ? nullptr : c.get(), chunked ? c64.get() : nullptr, ldc});
       }
     }
     if (begun && kr.end != nullptr) kr.end();

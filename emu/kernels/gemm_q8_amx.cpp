@@ -1,6 +1,7 @@
-// The AMX int8 tile kernel of gemm_q8.h: a row tile of 32 rows x 16 columns as two 16 x 16
-// int32 accumulator tiles, fed 64 k steps at a time by TDPB[SU][SU]D (every pairing of signs,
-// so B stays as stored and needs no domain shift). The 16 rows of an A tile are read straight
+// The AMX tile kernel of gemm_q8.h: a row tile of 32 rows x 16 columns as two 16 x 16 int32
+// accumulator tiles, fed 64 bytes of k at a time by TDPB[SU][SU]D (every pairing of signs, so
+// B stays as stored and needs no domain shift), or, for bf16 pairs, two fp32 tiles fed by
+// TDPBF16PS. The 16 rows of an A tile are read straight
 // from where they lie when they are equally spaced (consecutive output pixels of one row of
 // a convolution: one strided tile load), and gathered into a 1 KiB buffer otherwise
 // (padding, the ends of output rows). A K that is not a multiple of 64 ends with tail tiles
@@ -20,7 +21,7 @@
 namespace npu::emu::kern {
 namespace {
 
-#define NPU_AMX "amx-tile,amx-int8,avx512f,avx512bw,avx512vl,avx512dq"
+#define NPU_AMX "amx-tile,amx-int8,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq"
 
 constexpr size_t kRows = 16;  // rows of an A tile and of an accumulator
 constexpr size_t kStep = 64;  // k steps of a full A tile
@@ -79,19 +80,27 @@ struct ASource {
   return (_mm512_cmpeq_epi64_mask(lo, e_lo) & _mm512_cmpeq_epi64_mask(hi, e_hi)) == 0xff;
 }
 
-// C += A x B by the instruction of the signs AS (A int8) and BS (B int8). GCC's tile
-// intrinsics take literal register numbers.
-#define NPU_TDP(C, A, B)   \
-  if constexpr (AS && BS)  \
-    _tile_dpbssd(C, A, B); \
-  else if constexpr (AS)   \
-    _tile_dpbsud(C, A, B); \
-  else if constexpr (BS)   \
-    _tile_dpbusd(C, A, B); \
-  else                     \
+/// What a tile product multiplies: int8 of the signs AS (A int8) and BS (B int8), or bf16
+/// pairs into fp32 (kBf16).
+constexpr int kBf16 = 4;
+constexpr int op(bool as, bool bs) {
+  return (as ? 2 : 0) + (bs ? 1 : 0);
+}
+
+// C += A x B by the instruction of OP. GCC's tile intrinsics take literal register numbers.
+#define NPU_TDP(C, A, B)             \
+  if constexpr (OP == kBf16)         \
+    _tile_dpbf16ps(C, A, B);         \
+  else if constexpr (OP == op(1, 1)) \
+    _tile_dpbssd(C, A, B);           \
+  else if constexpr (OP == op(1, 0)) \
+    _tile_dpbsud(C, A, B);           \
+  else if constexpr (OP == op(0, 1)) \
+    _tile_dpbusd(C, A, B);           \
+  else                               \
     _tile_dpbuud(C, A, B)
 
-template <bool AS, bool BS>
+template <int OP>
 [[gnu::target(NPU_AMX)]] void taps_amx(const uint8_t* const* runs, size_t ld, size_t t0, size_t tc,
                                        size_t koff, size_t kc, const std::byte* panel,
                                        size_t tap_bytes, int32_t* c, size_t ldc) {
@@ -131,13 +140,14 @@ template <bool AS, bool BS>
 
 #undef NPU_TDP
 
-constexpr Q8Kernel kAmx{2 * kRows,
-                        16,
-                        true,
-                        {{taps_amx<false, false>, taps_amx<false, true>},
-                         {taps_amx<true, false>, taps_amx<true, true>}},
-                        amx_begin,
-                        amx_end};
+constexpr Q8Kernel kAmx{
+    2 * kRows,
+    16,
+    true,
+    {{taps_amx<op(0, 0)>, taps_amx<op(0, 1)>}, {taps_amx<op(1, 0)>, taps_amx<op(1, 1)>}},
+    taps_amx<kBf16>,
+    amx_begin,
+    amx_end};
 
 }  // namespace
 

@@ -1,7 +1,8 @@
-// PackedCache<P>: the packed GEMM panels of the weights a thread packed last, kept while the
-// SRAM bytes they came from are unchanged (sram_versions.h). A compiler's convolution slice
-// runs as several row-band tiles on the same weights, and each tile packed them again:
-// ResNet-50 packed 303 MB of fp32 weights per inference, 213 MB of them the previous tile's.
+// PackedCache<P>: what a thread derived last from some SRAM bytes (the packed GEMM panels of
+// weights, a widened half input tile), kept while those bytes are unchanged
+// (sram_versions.h). A compiler's convolution slice runs as several row-band tiles on the same
+// weights, and each tile packed them again: ResNet-50 packed 303 MB of fp32 weights per
+// inference, 213 MB of them the previous tile's; the slices of a layer read one input tile.
 //
 // Threading: one cache per thread and panel type (a thread_local in the caller); the panels
 // handed out stay valid until the next get() on that thread. Lifetime: the panels live as
