@@ -393,24 +393,56 @@ PackedQ8::PackedQ8(KMajor, const Q8Kernel& kern, const Layout& l, const uint8_t*
   // One tap (a MATMUL); rows of B's k-major storage are columns here: sums and panels are
   // built a k step at a time, along the stored rows.
   const size_t k = l.taps * l.kc, nr = kern.nr;
+  std::vector<int32_t> part(l.n);  // int32 partial sums of up to 2^23 rows: no overflow
   std::fill(colsum_.begin(), colsum_.end(), 0);
-  for (size_t kk = 0; kk < k; ++kk) {
-    const uint8_t* row = b + kk * ldk;
-    for (size_t j = 0; j < l.n; ++j) {
-      const uint8_t v = row[j] ^ flip_;
-      colsum_[j] += packed_signed_ ? int64_t{static_cast<int8_t>(v)} : int64_t{v};
+  for (size_t k0 = 0; k0 < k && !l.raw; k0 += size_t{1} << 23) {
+    std::fill(part.begin(), part.end(), 0);
+    for (size_t kk = k0; kk < std::min(k, k0 + (size_t{1} << 23)); ++kk) {
+      const uint8_t* row = b + kk * ldk;
+      if (packed_signed_)
+        for (size_t j = 0; j < l.n; ++j) part[j] += static_cast<int8_t>(row[j] ^ flip_);
+      else
+        for (size_t j = 0; j < l.n; ++j) part[j] += static_cast<uint8_t>(row[j] ^ flip_);
     }
+    for (size_t j = 0; j < l.n; ++j) colsum_[j] += part[j];
   }
+#ifdef NPU_KERN_X86
+  if (nr % 16 != 0) {
+    pack([b, ldk](size_t j, size_t kk) { return b[kk * ldk + j]; });
+    return;
+  }
+  // Panels: 4 stored rows (k steps) of 16 columns interleave into 16 groups of 4 bytes.
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(flip_));
   for (size_t p = 0; p < panels_; ++p) {
     auto* out = reinterpret_cast<uint8_t*>(data_.get() + p * l.taps * tap_bytes());
-    const size_t j0 = p * nr, valid = std::min(nr, l.n - j0);
-    for (size_t kk = 0; kk < kcp_; ++kk) {
-      uint8_t* o = out + (kk / 4) * nr * 4 + kk % 4;
-      const uint8_t* row = b + kk * ldk + j0;
-      for (size_t jj = 0; jj < nr; ++jj)
-        o[jj * 4] = kk < k && jj < valid ? static_cast<uint8_t>(row[jj] ^ flip_) : 0;
-    }
+    for (size_t g = 0; g < kcp_ / 4; ++g)
+      for (size_t h = 0; h < nr; h += 16) {
+        const size_t j0 = p * nr + h;
+        const size_t valid = j0 < l.n ? std::min<size_t>(16, l.n - j0) : 0;
+        __m128i r[4];
+        for (size_t s = 0; s < 4; ++s) {
+          const size_t kk = g * 4 + s;
+          alignas(16) uint8_t row[16] = {};
+          if (kk < k && valid > 0) std::memcpy(row, b + kk * ldk + j0, valid);
+          const __m128i x =
+              _mm_xor_si128(_mm_load_si128(reinterpret_cast<const __m128i*>(row)), flip);
+          // Padding (past n or k) stays zero in the packed domain.
+          alignas(16) uint8_t keep[16] = {};
+          if (kk < k) std::memset(keep, 0xff, valid);
+          r[s] = _mm_and_si128(x, _mm_load_si128(reinterpret_cast<const __m128i*>(keep)));
+        }
+        const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+        const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+        auto* o = reinterpret_cast<__m128i*>(out + (g * nr + h) * 4);
+        _mm_storeu_si128(o, _mm_unpacklo_epi16(t0, t2));
+        _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(t0, t2));
+        _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(t1, t3));
+        _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(t1, t3));
+      }
   }
+#else
+  pack([b, ldk](size_t j, size_t kk) { return b[kk * ldk + j]; });
+#endif
 }
 
 bool q8_gemm_ok(bool a_signed, int64_t a_zp, std::span<const int32_t> w_zp, uint64_t k) {

@@ -63,7 +63,63 @@ void conv_q_direct(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo
 }
 
 /// Depthwise, channel multiplier 1, zero points inside their dtypes: |x - zp|, |w - zp| <=
-/// 255, so taps * 255^2 < 2^31 keeps an int32 accumulator exact.
+/// 255, so taps * 255^2 < 2^31 keeps an int32 accumulator exact. An output row at a time: per
+/// tap, the pixels whose input is inside (no padding checks in the loop), vectorized across
+/// channels; then quant_out.h's output stage for the row.
+template <class T>
+[[gnu::always_inline]] inline void depthwise_row(const Geo& g, const std::byte* in, int32_t in_zp,
+                                                 const int16_t* wt, int64_t oy, int32_t* acc) {
+  const auto ch = static_cast<size_t>(g.oc);
+  std::fill(acc, acc + static_cast<size_t>(g.ow) * ch, 0);
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
+    if (iy < 0 || iy >= g.ih) continue;
+    for (int64_t kx = 0; kx < g.kw; ++kx) {
+      const int16_t* wk = wt + static_cast<size_t>(ky * g.kw + kx) * ch;
+      // Output pixels whose input column ix = ox * sw - pl + kx * dw is inside [0, iw).
+      const int64_t off = kx * g.dw - g.pl;
+      const int64_t ox0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+      const int64_t ox1 = std::min(g.ow, g.iw - off <= 0 ? 0 : (g.iw - off + g.sw - 1) / g.sw);
+      for (int64_t ox = ox0; ox < ox1; ++ox) {
+        const T* x = reinterpret_cast<const T*>(in) + (iy * g.iw + ox * g.sw + off) * g.ic;
+        int32_t* a = acc + static_cast<size_t>(ox) * ch;
+        for (size_t ci = 0; ci < ch; ++ci)
+          a[ci] += static_cast<int32_t>(static_cast<int16_t>(x[ci] - in_zp)) * wk[ci];
+      }
+    }
+  }
+}
+
+/// depthwise_row compiled for the selected ISA (the library's baseline is SSE2; the channel
+/// loop is left to the auto-vectorizer).
+template <class T>
+void depthwise_row_portable(const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt,
+                            int64_t oy, int32_t* acc) {
+  depthwise_row<T>(g, in, in_zp, wt, oy, acc);
+}
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <class T>
+[[gnu::target("avx2,fma")]] void depthwise_row_avx2(const Geo& g, const std::byte* in,
+                                                    int32_t in_zp, const int16_t* wt, int64_t oy,
+                                                    int32_t* acc) {
+  depthwise_row<T>(g, in, in_zp, wt, oy, acc);
+}
+template <class T>
+[[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_row_avx512(
+    const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, int64_t oy, int32_t* acc) {
+  depthwise_row<T>(g, in, in_zp, wt, oy, acc);
+}
+#endif
+
+template <class T>
+auto depthwise_row_fn() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (isa_at_least(Isa::Avx512)) return depthwise_row_avx512<T>;
+  if (isa_at_least(Isa::Avx2)) return depthwise_row_avx2<T>;
+#endif
+  return depthwise_row_portable<T>;
+}
+
 bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g,
                       const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
   const size_t taps = static_cast<size_t>(g.kh * g.kw), ch = static_cast<size_t>(g.oc);
@@ -80,35 +136,16 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
   for (size_t ci = 0; ci < ch; ++ci)
     for (size_t t = 0; t < taps; ++t)
       wt[t * ch + ci] = static_cast<int16_t>(ld_int(w, ci * taps + t, c.w_dtype) - q[ci].w_zp);
-  std::vector<int32_t> acc(ch);
-  std::vector<int64_t> acc64(ch);
-  const size_t out_esize = isa::dtype_size(qo.dtype);
-  const bool in_signed = c.in_dtype == NPU_DTYPE_INT8;
-  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      std::fill(acc.begin(), acc.end(), 0);
-      for (int64_t ky = 0; ky < g.kh; ++ky) {
-        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-        if (iy < 0 || iy >= g.ih) continue;
-        for (int64_t kx = 0; kx < g.kw; ++kx) {
-          const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-          if (ix < 0 || ix >= g.iw) continue;
-          const int16_t* wk = wt.data() + static_cast<size_t>(ky * g.kw + kx) * ch;
-          if (in_signed) {
-            const auto* x = reinterpret_cast<const int8_t*>(in + (iy * g.iw + ix) * g.ic);
-            for (size_t ci = 0; ci < ch; ++ci)
-              acc[ci] += static_cast<int32_t>(static_cast<int16_t>(x[ci] - in_zp) * wk[ci]);
-          } else {
-            const auto* x = reinterpret_cast<const uint8_t*>(in + (iy * g.iw + ix) * g.ic);
-            for (size_t ci = 0; ci < ch; ++ci)
-              acc[ci] += static_cast<int32_t>(x[ci] - in_zp) * wk[ci];
-          }
-        }
-      }
-      for (size_t ci = 0; ci < ch; ++ci) acc64[ci] = acc[ci];
-      qo.store_row(out + static_cast<size_t>(oy * g.ow + ox) * ch * out_esize, acc64.data(),
-                   q.data(), ch);
-    }
+  const QuantOut qout(qo, q.data(), ch, taps);
+  const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
+  const size_t row_bytes = ch * isa::dtype_size(qo.dtype);
+  const auto row =
+      c.in_dtype == NPU_DTYPE_INT8 ? depthwise_row_fn<int8_t>() : depthwise_row_fn<uint8_t>();
+  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy) {
+    row(g, in, in_zp, wt.data(), oy, acc.get());
+    qout.rows(out + static_cast<size_t>(oy * g.ow) * row_bytes, row_bytes,
+              QSums{acc.get(), nullptr, ch}, static_cast<size_t>(g.ow), nullptr);
+  }
   return true;
 }
 

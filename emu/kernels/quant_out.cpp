@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "npu/ref/scalar.h"
 
@@ -142,7 +143,20 @@ void rows_dispatch(const QuantOut::Variant& v, std::byte* out, size_t out_stride
 
 QuantOut::QuantOut(const QOutput& qo, const npu_chan_qparams* q, const PackedQ8& b, int64_t a_zp)
     : qo_(qo), q_(q), n_(b.n()), zero_zps_(b.zero_zps()), vec_(false) {
-  const auto k = static_cast<int64_t>(b.k());
+  init(static_cast<int64_t>(b.k()), [&](size_t j) -> std::pair<int64_t, int64_t> {
+    const int64_t bz = b.zp(j);
+    return {bz, static_cast<int64_t>(k_ * a_zp * bz - a_zp * b.colsum(j))};
+  });
+}
+
+QuantOut::QuantOut(const QOutput& qo, const npu_chan_qparams* q, size_t n, uint64_t k)
+    : qo_(qo), q_(q), n_(n), zero_zps_(true), vec_(false) {
+  init(static_cast<int64_t>(k), [](size_t) { return std::pair<int64_t, int64_t>{0, 0}; });
+}
+
+template <class Terms>
+void QuantOut::init(int64_t k, Terms&& terms) {
+  k_ = k;
   const size_t n8 = (n_ + 7) / 8 * 8;  // whole vectors: the lanes past n are never stored
   lanes_.assign(5 * n8, 0);
   int64_t* bz = lanes_.data();
@@ -150,25 +164,26 @@ QuantOut::QuantOut(const QOutput& qo, const npu_chan_qparams* q, const PackedQ8&
   bool shifts_ok = true;
   int64_t max_bias = 0, max_zp = 0;
   for (size_t j = 0; j < n_; ++j) {
-    bz[j] = b.zp(j);
+    const auto [zp, constant] = terms(j);
+    bz[j] = zp;
     // Wrapping, as QOutput::add: exact whenever the accumulator is.
-    add[j] = static_cast<int64_t>(static_cast<uint64_t>(k * a_zp * bz[j] - a_zp * b.colsum(j)) +
-                                  static_cast<uint64_t>(int64_t{q[j].bias}));
-    shifts_ok = shifts_ok && q[j].shift >= 1 && q[j].shift <= 62;
-    max_bias = std::max(max_bias, std::abs(int64_t{q[j].bias}));
-    max_zp = std::max(max_zp, std::abs(int64_t{q[j].w_zp}));
+    add[j] = static_cast<int64_t>(static_cast<uint64_t>(constant) +
+                                  static_cast<uint64_t>(int64_t{q_[j].bias}));
+    shifts_ok = shifts_ok && q_[j].shift >= 1 && q_[j].shift <= 62;
+    max_bias = std::max(max_bias, std::abs(int64_t{q_[j].bias}));
+    max_zp = std::max(max_zp, std::abs(int64_t{q_[j].w_zp}));
   }
 #ifdef NPU_KERN_X86
   // The row sum enters a 32 x 32-bit product: |R| <= K * 255 < 2^31, and |b'_zp| < 2^31.
   vec_ = isa_at_least(Isa::Avx512) && k < (int64_t{1} << 23) &&
-         (qo.dtype == NPU_DTYPE_INT32 || shifts_ok);
+         (qo_.dtype == NPU_DTYPE_INT32 || shifts_ok);
   // |a - a_zp| <= 255 and |b - w_zp| <= 255 + 128 + |w_zp|: below 2^31, every acc fits int32.
   const int64_t bound = k * 255 * (383 + max_zp) + max_bias;
-  variant_ = {!zero_zps_, bound >= (int64_t{1} << 31), qo.lo <= qo.hi};
-  if (vec_ && qo.dtype != NPU_DTYPE_INT32) {
+  variant_ = {!zero_zps_, bound >= (int64_t{1} << 31), qo_.lo <= qo_.hi};
+  if (vec_ && qo_.dtype != NPU_DTYPE_INT32) {
     int64_t *mult = add + n8, *shift = mult + n8, *round = shift + n8;
     for (size_t j = 0; j < n_; ++j) {
-      mult[j] = q[j].multiplier, shift[j] = q[j].shift;
+      mult[j] = q_[j].multiplier, shift[j] = q_[j].shift;
       round[j] = (int64_t{1} << (shift[j] - 1)) - 1;
     }
   }

@@ -32,6 +32,9 @@ class QuantOut {
   /// Channels [0, b.n()) of `b` with parameters q[0 .. b.n()), A's zero point a_zp (stored
   /// domain) and the command's output stage.
   QuantOut(const QOutput& qo, const npu_chan_qparams* q, const PackedQ8& b, int64_t a_zp);
+  /// n channels whose sums are already the exact sum((a - a_zp) * (b - w_zp)) over k terms
+  /// (a depthwise convolution): only the bias and the requantization are left.
+  QuantOut(const QOutput& qo, const npu_chan_qparams* q, size_t n, uint64_t k);
 
   /// Whether rows() needs A's row sums (some packed zero point is not 0).
   bool needs_rowsum() const { return !zero_zps_; }
@@ -48,10 +51,14 @@ class QuantOut {
     return s - lanes_[j] * rowsum + lanes_[n8 + j];
   }
   void scalar(std::byte* out, size_t j, int64_t acc) const;
+  /// Fills the per-channel lanes from terms(j) = {b'_zp, the constant terms of channel j}.
+  template <class Terms>
+  void init(int64_t k, Terms&& terms);
 
   QOutput qo_;
   const npu_chan_qparams* q_;
   size_t n_;
+  int64_t k_ = 0;
   bool zero_zps_;
   bool vec_;  // the AVX-512 rule (cpu_isa.h)
   Variant variant_{};
