@@ -422,6 +422,11 @@ PackedQ8::PackedQ8(KMajor, const Q8Kernel& kern, const Layout& l, const uint8_t*
         __m128i r[4];
         for (size_t s = 0; s < 4; ++s) {
           const size_t kk = g * 4 + s;
+          if (kk < k && valid == 16) {  // the common case: 16 stored bytes
+            r[s] = _mm_xor_si128(
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + kk * ldk + j0)), flip);
+            continue;
+          }
           alignas(16) uint8_t row[16] = {};
           if (kk < k && valid > 0) std::memcpy(row, b + kk * ldk + j0, valid);
           const __m128i x =

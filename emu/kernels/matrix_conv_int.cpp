@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "cancel.h"
@@ -20,6 +21,10 @@
 #include "packed_cache.h"
 #include "quant_out.h"
 #include "scratch.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 
 namespace npu::emu::kern {
 namespace {
@@ -66,48 +71,74 @@ void conv_q_direct(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo
 /// 255, so taps * 255^2 < 2^31 keeps an int32 accumulator exact. An output row at a time: per
 /// tap, the pixels whose input is inside (no padding checks in the loop), vectorized across
 /// channels; then quant_out.h's output stage for the row.
+/// The accumulation of one tap into a run of channels: a[ci] += (x[ci] - zp) * w[ci], left
+/// to the auto-vectorizer (the library's baseline SSE2, or AVX2).
 template <class T>
-[[gnu::always_inline]] inline void depthwise_row(const Geo& g, const std::byte* in, int32_t in_zp,
-                                                 const int16_t* wt, int64_t oy, int32_t* acc) {
-  const auto ch = static_cast<size_t>(g.oc);
-  std::fill(acc, acc + static_cast<size_t>(g.ow) * ch, 0);
-  for (int64_t ky = 0; ky < g.kh; ++ky) {
-    const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-    if (iy < 0 || iy >= g.ih) continue;
-    for (int64_t kx = 0; kx < g.kw; ++kx) {
-      const int16_t* wk = wt + static_cast<size_t>(ky * g.kw + kx) * ch;
-      // Output pixels whose input column ix = ox * sw - pl + kx * dw is inside [0, iw).
-      const int64_t off = kx * g.dw - g.pl;
-      const int64_t ox0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
-      const int64_t ox1 = std::min(g.ow, g.iw - off <= 0 ? 0 : (g.iw - off + g.sw - 1) / g.sw);
-      for (int64_t ox = ox0; ox < ox1; ++ox) {
-        const T* x = reinterpret_cast<const T*>(in) + (iy * g.iw + ox * g.sw + off) * g.ic;
-        int32_t* a = acc + static_cast<size_t>(ox) * ch;
-        for (size_t ci = 0; ci < ch; ++ci)
-          a[ci] += static_cast<int32_t>(static_cast<int16_t>(x[ci] - in_zp)) * wk[ci];
-      }
-    }
-  }
+[[gnu::always_inline]] inline void tap_accumulate(int32_t* a, const T* x, const int16_t* w,
+                                                  int32_t zp, size_t ch) {
+  for (size_t ci = 0; ci < ch; ++ci)
+    a[ci] += static_cast<int32_t>(static_cast<int16_t>(x[ci] - zp)) * w[ci];
 }
 
-/// depthwise_row compiled for the selected ISA (the library's baseline is SSE2; the channel
-/// loop is left to the auto-vectorizer).
-template <class T>
-void depthwise_row_portable(const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt,
-                            int64_t oy, int32_t* acc) {
-  depthwise_row<T>(g, in, in_zp, wt, oy, acc);
-}
+/// One output row of a depthwise convolution into acc[ow][ch]: per tap, the pixels whose input
+/// is inside (no padding checks in the loop). A macro instantiated per ISA (GCC inlines
+/// target-specific code only into functions of that target).
+#define NPU_DEPTHWISE_ROW(NAME, ATTR)                                                              \
+  template <class T>                                                                               \
+  ATTR void NAME(const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, int64_t oy,  \
+                 int32_t* acc) {                                                                   \
+    const auto ch = static_cast<size_t>(g.oc);                                                     \
+    std::fill(acc, acc + static_cast<size_t>(g.ow) * ch, 0);                                       \
+    for (int64_t ky = 0; ky < g.kh; ++ky) {                                                        \
+      const int64_t iy = oy * g.sh - g.pt + ky * g.dh;                                             \
+      if (iy < 0 || iy >= g.ih) continue;                                                          \
+      for (int64_t kx = 0; kx < g.kw; ++kx) {                                                      \
+        const int16_t* wk = wt + static_cast<size_t>(ky * g.kw + kx) * ch;                         \
+        /* Output pixels whose input column ix = ox * sw - pl + kx * dw is inside [0, iw). */      \
+        const int64_t off = kx * g.dw - g.pl;                                                      \
+        const int64_t ox0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;                               \
+        const int64_t ox1 = std::min(g.ow, g.iw - off <= 0 ? 0 : (g.iw - off + g.sw - 1) / g.sw);  \
+        for (int64_t ox = ox0; ox < ox1; ++ox)                                                     \
+          tap_accumulate<T>(acc + static_cast<size_t>(ox) * ch,                                    \
+                            reinterpret_cast<const T*>(in) + (iy * g.iw + ox * g.sw + off) * g.ic, \
+                            wk, in_zp, ch);                                                        \
+      }                                                                                            \
+    }                                                                                              \
+  }
+
+NPU_DEPTHWISE_ROW(depthwise_row_portable, )
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-template <class T>
-[[gnu::target("avx2,fma")]] void depthwise_row_avx2(const Geo& g, const std::byte* in,
-                                                    int32_t in_zp, const int16_t* wt, int64_t oy,
-                                                    int32_t* acc) {
-  depthwise_row<T>(g, in, in_zp, wt, oy, acc);
-}
+NPU_DEPTHWISE_ROW(depthwise_row_avx2, [[gnu::target("avx2,fma")]])
+#endif
+#undef NPU_DEPTHWISE_ROW
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// The same row with AVX-512: per output pixel and 16 channels, the taps accumulated in a
+/// register (one store per pixel instead of one read-modify-write per tap), a masked tail.
 template <class T>
 [[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_row_avx512(
     const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, int64_t oy, int32_t* acc) {
-  depthwise_row<T>(g, in, in_zp, wt, oy, acc);
+  const auto ch = static_cast<size_t>(g.oc);
+  const __m512i zv = _mm512_set1_epi32(in_zp);
+  const auto* x0 = reinterpret_cast<const T*>(in);
+  for (int64_t ox = 0; ox < g.ow; ++ox)
+    for (size_t ci = 0; ci < ch; ci += 16) {
+      const auto m = static_cast<__mmask16>(ch - ci >= 16 ? 0xffff : (1u << (ch - ci)) - 1);
+      __m512i a = _mm512_setzero_si512();
+      for (int64_t ky = 0, iy = oy * g.sh - g.pt; ky < g.kh; ++ky, iy += g.dh) {
+        if (iy < 0 || iy >= g.ih) continue;
+        for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw) {
+          if (ix < 0 || ix >= g.iw) continue;
+          const __m128i xb = _mm_maskz_loadu_epi8(m, x0 + (iy * g.iw + ix) * g.ic + ci);
+          const __m512i xv =
+              std::is_signed_v<T> ? _mm512_cvtepi8_epi32(xb) : _mm512_cvtepu8_epi32(xb);
+          const __m512i wv = _mm512_cvtepi16_epi32(
+              _mm256_maskz_loadu_epi16(m, wt + static_cast<size_t>(ky * g.kw + kx) * ch + ci));
+          a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_sub_epi32(xv, zv), wv));
+        }
+      }
+      _mm512_mask_storeu_epi32(acc + static_cast<size_t>(ox) * ch + ci, m, a);
+    }
 }
 #endif
 
