@@ -53,6 +53,7 @@
 #include <string_view>
 #include <thread>
 
+#include "cpu_isa.h"
 #include "job_state.h"
 #include "lanes.h"
 #include "npu/emu/kernels.h"
@@ -129,10 +130,14 @@ constexpr uint64_t kLanesMinCycles = 1'000'000;
 constexpr size_t kLanesMinCommands = 64;
 
 /// An estimate of a data command's host time in nanoseconds, for the lanes' planner: the
-/// kernels' rates on this class of machine (fp32 GEMM of a 16-channel slice about 40 GMAC/s,
-/// a DMA copy about 20 GB/s, a vector element about 0.3 ns) plus a fixed cost per command.
-uint64_t host_cost(const isa::CommandCost& c) {
-  return c.macs / 40 + c.bytes / 20 + c.elements * 3 / 10 + 200;
+/// kernels' rates on this class of machine (a GEMM tile at kern::matrix_macs_per_ns of its
+/// dtype, e.g. fp32 about 40 GMAC/s and int8 on AMX about 160; a DMA copy about 20 GB/s, a
+/// vector element about 0.3 ns) plus a fixed cost per command.
+uint64_t host_cost(const npu_cmd& cmd, const isa::CommandCost& c) {
+  uint64_t rate = 40;
+  if (cmd.hdr.opcode == NPU_OP_CONV2D) rate = kern::matrix_macs_per_ns(cmd.conv2d.in_dtype);
+  if (cmd.hdr.opcode == NPU_OP_MATMUL) rate = kern::matrix_macs_per_ns(cmd.matmul.a_dtype);
+  return c.macs / rate + c.bytes / 20 + c.elements * 3 / 10 + 200;
 }
 
 /// Whether a serial job of `cycles` and `data` data commands runs on two host lanes.
@@ -620,7 +625,7 @@ struct Device::Impl {
       if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
       LaneCommand lc;
       lc.first = static_cast<uint32_t>(lane_regions.size());
-      lc.cost = host_cost(isa::command_cost(c, cfg));
+      lc.cost = host_cost(c, isa::command_cost(c, cfg));
       for (const isa::Region& r : regions) {
         const bool write = (r.access & isa::kWrite) != 0;
         if (r.space == isa::Space::Sram) {

@@ -1,6 +1,8 @@
 // Run-time ISA selection of the engine kernels (cpu_isa.h).
 #include "cpu_isa.h"
 
+#include "npu_isa.h"
+
 #include <atomic>
 #include <cstdlib>
 #include <string_view>
@@ -101,6 +103,15 @@ const char* isa_name(Isa isa) {
     default:
       return "auto";
   }
+}
+
+uint64_t matrix_macs_per_ns(uint8_t dtype) {
+  const Isa isa = selected_isa();
+  if (dtype == NPU_DTYPE_INT8 || dtype == NPU_DTYPE_UINT8)
+    return isa == Isa::Amx ? 160 : isa == Isa::Avx512 ? 90 : isa == Isa::AvxVnni ? 35 : 15;
+  if (dtype == NPU_DTYPE_BF16 && (isa == Isa::Amx || (isa == Isa::Avx512 && cpu_has_avx512_bf16())))
+    return isa == Isa::Amx ? 120 : 60;
+  return isa_at_least(Isa::Avx512) ? 40 : 15;
 }
 
 bool cpu_has_avx512_bf16() {

@@ -34,6 +34,11 @@ const char* isa_name(Isa isa);
 /// Whether the CPU has AVX512-BF16 (vdpbf16ps), used by bf16 products at level Avx512.
 bool cpu_has_avx512_bf16();
 
+/// About how many multiply-accumulates per nanosecond one thread's CONV2D/MATMUL tiles of
+/// input dtype `dtype` run at on the selected level, output stage included (bench_kernels'
+/// BM_Conv3x3Tile on a Sapphire Rapids-class core): the lanes' planner weighs commands by it.
+uint64_t matrix_macs_per_ns(uint8_t dtype);
+
 /// At least level `min` selected now.
 inline bool isa_at_least(Isa min) {
   return static_cast<uint8_t>(selected_isa()) >= static_cast<uint8_t>(min);
