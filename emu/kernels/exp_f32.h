@@ -4,7 +4,7 @@
 // replays glibc's expf (2^(k/32) from a 32-entry table times a cubic in double precision, with
 // the FMAs of its FMA build, the variant glibc picks on every CPU with AVX-512); lanes whose
 // |x| >= 88 (overflow, underflow, infinities, NaN) take the scalar function. Before the first
-// use the loop is compared with std::exp on 2^16 inputs spread over every float exponent and
+// use the loop is compared with std::exp on 4352 inputs spread over every float exponent and
 // the special thresholds; a C library that computes otherwise keeps the scalar rule. So the
 // results never depend on the path, only the speed does.
 //

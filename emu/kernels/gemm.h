@@ -84,6 +84,13 @@ inline size_t gemm_block_rows(size_t m, size_t mr, bool split) {
   return std::clamp(quarter, mr, mb);
 }
 
+/// Calls f(m0, rows) for each block of mb rows of an m-row GEMM that this thread claims.
+template <class F>
+void for_claimed_blocks(Claims& claims, size_t mb, size_t m, F&& f) {
+  for (size_t first = 0, last = 0; claims.next(first, last);)
+    for (size_t blk = first; blk < last; ++blk) f(blk * mb, std::min(mb, m - blk * mb));
+}
+
 /// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A;
 /// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
 /// `split`: fill and epi may run concurrently on two threads for different blocks (no block
@@ -103,29 +110,37 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
     // Scratch of this thread; every element read is written first (fill, padding, kernel).
     const Scratch<float> a(mb * k);
     const Scratch<float> c(mb * ldc);
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-        const float* ablk = a.get();
-        if (a_in_place != nullptr && rows_pad == rows) {
-          ablk = a_in_place + m0 * k;
-        } else {
-          fill(m0, rows, a.get(), k);
-          if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
-        }
-        if (k == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
-        for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
-          const size_t kc = std::min(kGemmKC, k - k0);
-          for (size_t p = 0; p < b.panels(); ++p)
-            kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
-                     k0 != 0);
-        }
-        epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
+      const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+      const float* ablk = a.get();
+      if (a_in_place != nullptr && rows_pad == rows) {
+        ablk = a_in_place + m0 * k;
+      } else {
+        fill(m0, rows, a.get(), k);
+        if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
       }
-    }
+      if (k == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
+      for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
+        const size_t kc = std::min(kGemmKC, k - k0);
+        for (size_t p = 0; p < b.panels(); ++p)
+          kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
+                   k0 != 0);
+      }
+      epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    });
   });
+}
+
+/// One block's table of run addresses for a GEMM that reads its A rows in place, tap-major
+/// (table[t * ld + r]): runs(m0, rows, table, ld, pad) writes rows [m0, m0 + rows), and the
+/// rows up to rows_pad (those that fill the last row tile) read `pad`. Shared by the fp32 and
+/// quantized tap GEMMs (gemm_q8.h).
+template <class T, class Runs>
+void block_runs(Runs& runs, size_t m0, size_t rows, size_t rows_pad, size_t taps, const T** table,
+                size_t ld, const T* pad) {
+  runs(m0, rows, table, ld, pad);
+  for (size_t t = 0; t < taps; ++t)
+    std::fill(table + t * ld + rows, table + t * ld + rows_pad, pad);
 }
 
 /// A GEMM whose A rows are made of `taps` runs of kc floats each, read where they lie (a
@@ -149,26 +164,20 @@ void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& 
     const Scratch<float> zeros(kz);  // padding runs, and the rows that pad the last tile
     std::fill(zeros.get(), zeros.get() + kz, 0.0f);
     const Scratch<const float*> table(mb * taps);  // [tap][row]
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t tiles = (rows + kr.mr - 1) / kr.mr;
-        runs(m0, rows, table.get(), mb, static_cast<const float*>(zeros.get()));
-        for (size_t t = 0; t < taps; ++t)  // the rows that pad the last tile
-          std::fill(table.get() + t * mb + rows, table.get() + t * mb + tiles * kr.mr, zeros.get());
-        if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
-        for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
-          const size_t tc = std::min(chunk, taps - t0);
-          for (size_t p = 0; p < b.panels(); ++p)
-            for (size_t tile = 0; tile < tiles; ++tile)
-              kr.taps(table.get() + t0 * mb + tile * kr.mr, mb, tc, kc,
-                      b.panel(p) + t0 * kc * kr.nr, c.get() + tile * kr.mr * ldc + p * kr.nr, ldc,
-                      t0 != 0);
-        }
-        epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
+      const size_t tiles = (rows + kr.mr - 1) / kr.mr;
+      block_runs(runs, m0, rows, tiles * kr.mr, taps, table.get(), mb,
+                 static_cast<const float*>(zeros.get()));
+      if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
+      for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
+        const size_t tc = std::min(chunk, taps - t0);
+        for (size_t p = 0; p < b.panels(); ++p)
+          for (size_t tile = 0; tile < tiles; ++tile)
+            kr.taps(table.get() + t0 * mb + tile * kr.mr, mb, tc, kc, b.panel(p) + t0 * kc * kr.nr,
+                    c.get() + tile * kr.mr * ldc + p * kr.nr, ldc, t0 != 0);
       }
-    }
+      epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    });
   });
 }
 

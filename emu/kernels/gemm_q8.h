@@ -182,37 +182,32 @@ void gemm_q8_taps(const PackedQ8& b, size_t m, uint8_t pad_byte, Runs&& runs, Ep
       kr.begin(kcc);
       begun = true, begun_kc = kcc;
     };
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t tiles = (rows + kr.mr - 1) / kr.mr;
-        runs(m0, rows, table.get(), mb, static_cast<const uint8_t*>(pads.get()));
-        for (size_t t = 0; t < taps; ++t)  // the rows that pad the last tile
-          std::fill(table.get() + t * mb + rows, table.get() + t * mb + tiles * kr.mr, pads.get());
-        if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0);
-        bool first_chunk = true;
-        for (size_t t0 = 0; t0 < taps && kc != 0; t0 += taps_per) {
-          const size_t tc = std::min(taps_per, taps - t0);
-          for (size_t k0 = 0; k0 < kc; k0 += kstep) {
-            const size_t kcc = std::min(kstep, kc - k0);
-            begin(kcc);
-            for (size_t p = 0; p < b.panels(); ++p)
-              for (size_t tile = 0; tile < tiles; ++tile)
-                fn(table.get() + tile * kr.mr, mb, t0, tc, k0, kcc, b.panel(p), b.tap_bytes(),
-                   c.get() + tile * kr.mr * ldc + p * kr.nr, ldc);
-            if (chunked) {
-              for (size_t i = 0; i < rows * ldc; ++i) c64[i] = (first_chunk ? 0 : c64[i]) + c[i];
-              first_chunk = false;
-            }
+    for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
+      const size_t tiles = (rows + kr.mr - 1) / kr.mr;
+      block_runs(runs, m0, rows, tiles * kr.mr, taps, table.get(), mb,
+                 static_cast<const uint8_t*>(pads.get()));
+      if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0);
+      bool first_chunk = true;
+      for (size_t t0 = 0; t0 < taps && kc != 0; t0 += taps_per) {
+        const size_t tc = std::min(taps_per, taps - t0);
+        for (size_t k0 = 0; k0 < kc; k0 += kstep) {
+          const size_t kcc = std::min(kstep, kc - k0);
+          begin(kcc);
+          for (size_t p = 0; p < b.panels(); ++p)
+            for (size_t tile = 0; tile < tiles; ++tile)
+              fn(table.get() + tile * kr.mr, mb, t0, tc, k0, kcc, b.panel(p), b.tap_bytes(),
+                 c.get() + tile * kr.mr * ldc + p * kr.nr, ldc);
+          if (chunked) {
+            for (size_t i = 0; i < rows * ldc; ++i) c64[i] = (first_chunk ? 0 : c64[i]) + c[i];
+            first_chunk = false;
           }
         }
-        if (raw)
-          epi(m0, rows, QSums{nullptr, nullptr, ldc, reinterpret_cast<const float*>(c.get())});
-        else
-          epi(m0, rows, QSums{chunked ? nullptr : c.get(), chunked ? c64.get() : nullptr, ldc});
       }
-    }
+      if (raw)
+        epi(m0, rows, QSums{nullptr, nullptr, ldc, reinterpret_cast<const float*>(c.get())});
+      else
+        epi(m0, rows, QSums{chunked ? nullptr : c.get(), chunked ? c64.get() : nullptr, ldc});
+    });
     if (begun && kr.end != nullptr) kr.end();
   });
 }
@@ -229,20 +224,16 @@ void gemm_q8_rows(const PackedQ8& b, size_t m, size_t k, Fill&& fill, Epi&& epi,
   // Each block is built into this thread's scratch, then read as one run per row.
   parallel_for(blocks, split, [&](Claims& claims) {
     const Scratch<uint8_t> a(mb * std::max<size_t>(kc, 1));
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        fill(m0, rows, a.get(), kc);
-        for (size_t r = 0; r < rows; ++r) std::memset(a.get() + r * kc + k, 0, kc - k);
-        gemm_q8_taps(
-            b, rows, 0,
-            [&](size_t r0, size_t n, const uint8_t** table, size_t, const uint8_t*) {
-              for (size_t i = 0; i < n; ++i) table[i] = a.get() + (r0 + i) * kc;
-            },
-            [&](size_t r0, size_t n, QSums s) { epi(m0 + r0, n, s); }, false);
-      }
-    }
+    for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
+      fill(m0, rows, a.get(), kc);
+      for (size_t r = 0; r < rows; ++r) std::memset(a.get() + r * kc + k, 0, kc - k);
+      gemm_q8_taps(
+          b, rows, 0,
+          [&](size_t r0, size_t n, const uint8_t** table, size_t, const uint8_t*) {
+            for (size_t i = 0; i < n; ++i) table[i] = a.get() + (r0 + i) * kc;
+          },
+          [&](size_t r0, size_t n, QSums s) { epi(m0 + r0, n, s); }, false);
+    });
   });
 }
 

@@ -123,7 +123,7 @@ template <int OP>
       NPU_TDP(0, 2, 4);
       NPU_TDP(1, 3, 4);
     }
-    if (tail != 0) {
+    if (tail != 0) {  // as a full step, on the tail's tile registers (literals for GCC)
       const size_t off = koff + full * kStep;
       _tile_loadd(7, bp + full * kStep * 16, 64);
       const ASource a0 = a_source(r0, off, tail, s0, buf[0]);

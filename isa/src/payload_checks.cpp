@@ -30,13 +30,13 @@ Expected<void> PayloadChecker::zero(const char* field, const void* p, size_t n) 
   const auto* b = static_cast<const uint8_t*>(p);
   // Every command of every submitted job passes here: test 8 bytes at a time first.
   uint64_t any = 0;
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
+  size_t at = 0;
+  for (; at + 8 <= n; at += 8) {
     uint64_t w;
-    std::memcpy(&w, b + i, 8);
+    std::memcpy(&w, b + at, 8);
     any |= w;
   }
-  for (; i < n; ++i) any |= b[i];
+  for (; at < n; ++at) any |= b[at];
   if (any == 0) return ok();
   for (size_t i = 0; i < n; ++i) {
     if (b[i] != 0) {

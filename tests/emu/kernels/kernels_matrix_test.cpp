@@ -23,10 +23,6 @@ namespace {
 constexpr kern::Isa kIsas[] = {kern::Isa::Portable, kern::Isa::Avx2, kern::Isa::AvxVnni,
                                kern::Isa::Avx512, kern::Isa::Amx};
 
-struct IsaGuard {
-  ~IsaGuard() { kern::set_kernel_isa(kern::Isa::Auto); }
-};
-
 int32_t dmin(uint8_t t) {
   return ref::dtype_min(t);
 }

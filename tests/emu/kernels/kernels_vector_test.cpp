@@ -30,11 +30,7 @@ npu_vtensor view(uint32_t addr, std::array<uint32_t, 4> st) {
 }
 
 /// The ISA levels with their own vector loops (cpu_isa.h): the scalar rule and AVX-512.
-constexpr kern::Isa kIsas[] = {kern::Isa::Portable, kern::Isa::Avx512};
-
-struct IsaGuard {
-  ~IsaGuard() { kern::set_kernel_isa(kern::Isa::Auto); }
-};
+constexpr kern::Isa kVectorIsas[] = {kern::Isa::Portable, kern::Isa::Avx512};
 
 TEST(Eltwise, Fp32BroadcastEveryOp) {
   const uint32_t shape[4] = {2, 3, 4, 5};
@@ -142,7 +138,7 @@ TEST(Activation, ExpAndSigmoidAreTheScalarBits) {
           std::bit_cast<float>(static_cast<uint32_t>(std::bit_cast<uint32_t>(edges[e]) + d - 32));
   x[500] = INFINITY, x[501] = -INFINITY, x[502] = NAN, x[503] = -0.0f, x[504] = 0.0f;
   for (size_t i = 600; i < 2600; ++i) x[i] = static_cast<float>(i - 1600) * 0.01f;
-  for (kern::Isa isa : kIsas)
+  for (kern::Isa isa : kVectorIsas)
     for (uint8_t fn : {uint8_t{NPU_ACT_EXP}, uint8_t{NPU_ACT_SIGMOID}})
       for (uint32_t stride : {1u, 2u}) {
         IsaGuard guard;
@@ -341,7 +337,7 @@ TEST(Quantize, PerTensorAndPerChannel) {
   // Channel 2 has scale 0.5: its inputs k + 0.25 quantize to ties (2k + 0.5).
   std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}, {0.5f, 100}};
   s.put(kP, q);
-  for (kern::Isa isa : kIsas)
+  for (kern::Isa isa : kVectorIsas)
     for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8})
       for (uint32_t channels : {1u, 3u}) {
         kern::set_kernel_isa(isa);
@@ -372,7 +368,7 @@ TEST(Dequantize, Int8Uint8Int32) {
   constexpr size_t kCount = 45, kInner = 9;
   std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}};
   s.put(kP, q);
-  for (kern::Isa isa : kIsas)
+  for (kern::Isa isa : kVectorIsas)
     for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32}) {
       kern::set_kernel_isa(isa);
       auto x = random_ints<int32_t>(kCount, ref::dtype_min(dt) / 2, ref::dtype_max(dt) / 2);
