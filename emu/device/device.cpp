@@ -55,6 +55,7 @@
 
 #include "cpu_isa.h"
 #include "job_state.h"
+#include "lane_choice.h"
 #include "lanes.h"
 #include "npu/emu/kernels.h"
 #include "npu/emu/spin_wait.h"
@@ -140,10 +141,9 @@ uint64_t host_cost(const npu_cmd& cmd, const isa::CommandCost& c) {
   return c.macs / rate + c.bytes / 20 + c.elements * 3 / 10 + 200;
 }
 
-/// Whether a serial job of `cycles` and `data` data commands runs on two host lanes.
-/// NPU_EMU_LANES=0 never, =1 always (tests); NPU_EMU_THREADS=1 never; else by size, with two
-/// or more CPUs.
-bool use_lanes(uint64_t cycles, size_t data) {
+/// How serial jobs may use two host lanes: 0 never (NPU_EMU_LANES=0, NPU_EMU_THREADS=1, one
+/// CPU), 1 always (NPU_EMU_LANES=1, tests), 2 by size and then by measurement (LaneChoice).
+int lanes_mode() {
   static const int mode = [] {
     const char* threads = std::getenv("NPU_EMU_THREADS");
     if (threads != nullptr && std::string_view(threads) == "1") return 0;
@@ -152,6 +152,12 @@ bool use_lanes(uint64_t cycles, size_t data) {
     if (lanes != nullptr && std::string_view(lanes) == "1") return 1;
     return std::thread::hardware_concurrency() >= 2 ? 2 : 0;
   }();
+  return mode;
+}
+
+/// Whether a serial job of `cycles` and `data` data commands may run on two host lanes.
+bool use_lanes(uint64_t cycles, size_t data) {
+  const int mode = lanes_mode();
   return mode == 1 || (mode == 2 && cycles >= kLanesMinCycles && data >= kLanesMinCommands);
 }
 
@@ -208,6 +214,8 @@ struct Device::Impl {
   // Serial jobs on two host lanes (run_on_lanes; under run_mu): the lanes, made by the first
   // job that uses them, and the per-job lists, kept to reuse their memory.
   HostLanes host_lanes = HostLanes::Auto;  // JobOptions::host_lanes of this job
+  LaneChoice lane_choice;  // lanes or one thread for a large job, by measurement (mode 2)
+  std::optional<uint64_t> chosen_key;  // this job's LaneChoice key, when it made the choice
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
@@ -611,6 +619,10 @@ struct Device::Impl {
       size_t data = 0;
       for (const uint32_t k : order) data += is_data(s.timeline[k], cmds[s.timeline[k].index]);
       if (!use_lanes(s.cycles, data)) return std::nullopt;
+      if (lanes_mode() == 2) {  // large enough: the way that ran it faster before
+        chosen_key = s.cycles * 1000003 + cmds.size();
+        if (!lane_choice.lanes(*chosen_key)) return std::nullopt;
+      }
     }
     lane_cmds.clear();
     lane_regions.clear();
@@ -684,8 +696,12 @@ struct Device::Impl {
     result = JobResult{};
     JobProfile& p = result.profile;
     size_t ran = 0;
+    chosen_key.reset();
+    const auto t0 = std::chrono::steady_clock::now();
+    bool on_lanes_ran = false;
     if (const std::optional<size_t> on_lanes = run_on_lanes(order, s)) {
       ran = *on_lanes;
+      on_lanes_ran = true;
     } else {
       std::vector<isa::Region> regions;
       for (const uint32_t k : order) {
@@ -700,6 +716,11 @@ struct Device::Impl {
       }
     }
 
+    if (chosen_key && ran == order.size() && !job.aborted())
+      lane_choice.ran(*chosen_key, on_lanes_ran,
+                      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::steady_clock::now() - t0)
+                                                .count()));
     if (ran == order.size()) {
       p.cycles = s.cycles;
       for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
