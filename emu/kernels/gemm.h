@@ -10,6 +10,7 @@
 
 #include "cancel.h"
 #include "cpu_isa.h"
+#include "npu_isa.h"
 #include "parallel.h"
 #include "scratch.h"
 
@@ -56,7 +57,10 @@ class PackedF32 {
   /// B stored k-major, as a MATMUL's B operand: element (row j, step kk) at
   /// b + (kk * ldk + j) * 4. A panel's k step is then nr consecutive floats: a row copy.
   struct KMajor {};
-  PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k);
+  PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k)
+      : PackedF32(KMajor{}, b, NPU_DTYPE_FP32, ldk, n, k) {}
+  /// The same for B of float `dtype` (half elements widened exactly as they are copied).
+  PackedF32(KMajor, const std::byte* b, uint8_t dtype, size_t ldk, size_t n, size_t k);
   size_t n() const { return n_; }
   size_t k() const { return k_; }
   size_t panels() const { return panels_; }

@@ -251,13 +251,18 @@ PackedF32::PackedF32(const std::byte* b, uint8_t dtype, size_t ldb, size_t n, si
   }
 }
 
-PackedF32::PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k) : PackedF32(n, k) {
-  const size_t nr = kern_->nr;
+PackedF32::PackedF32(KMajor, const std::byte* b, uint8_t dtype, size_t ldk, size_t n, size_t k)
+    : PackedF32(n, k) {
+  const size_t nr = kern_->nr, es = dtype == NPU_DTYPE_FP32 ? 4 : 2;
   for (size_t p = 0; p < panels_; ++p) {
     float* out = data_.get() + p * k * nr;
     const size_t nvalid = std::min(nr, n - p * nr);
     for (size_t kk = 0; kk < k; ++kk) {
-      std::memcpy(out + kk * nr, b + (kk * ldk + p * nr) * sizeof(float), nvalid * sizeof(float));
+      const std::byte* row = b + (kk * ldk + p * nr) * es;
+      if (dtype == NPU_DTYPE_FP32)
+        std::memcpy(out + kk * nr, row, nvalid * sizeof(float));
+      else
+        widen_half(row, dtype, nvalid, out + kk * nr);
       if (nvalid < nr) std::fill(out + kk * nr + nvalid, out + (kk + 1) * nr, 0.0f);
     }
   }

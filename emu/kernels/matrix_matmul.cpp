@@ -16,22 +16,8 @@
 namespace npu::emu::kern {
 namespace {
 
-/// B of batch b as rows [n][k] of T (converted by `conv`), whatever its stored layout.
-template <class T, class Conv>
-std::vector<T> b_rows(const npu_cmd_matmul& c, const std::byte* b, size_t esize, Conv&& conv) {
-  const size_t k = c.k, n = c.n;
-  std::vector<T> rows(n * k);
-  if ((c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
-    for (size_t i = 0; i < n * k; ++i) rows[i] = conv(b + i * esize);
-  } else {
-    for (size_t kk = 0; kk < k; ++kk)
-      for (size_t j = 0; j < n; ++j) rows[j * k + kk] = conv(b + (kk * n + j) * esize);
-  }
-  return rows;
-}
-
 /// The float modes: fp32, and (ISA 1.1) fp16/bf16, whose A rows are widened block by block
-/// and B once per packing into fp32 (exact), through the same fp32 GEMM; a half output is
+/// and B as it is packed into fp32 (exact), through the same fp32 GEMM; a half output is
 /// rounded to nearest even at the end.
 void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
   const size_t m = c.m, k = c.k, n = c.n;
@@ -46,15 +32,10 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride} * bes;
     std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
     if (!packed || c.b_batch_stride != 0) {
-      if (bdt == NPU_DTYPE_FP32 && (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
-        packed.emplace(b, k, n, k);  // already rows [n][k]: packed straight from SRAM
-      } else if (bdt == NPU_DTYPE_FP32) {
-        packed.emplace(PackedF32::KMajor{}, b, n, n, k);  // [k][n]: row copies into panels
-      } else {
-        const std::vector<float> rows = b_rows<float>(
-            c, b, 2, [bdt](const std::byte* p) { return isa::half_to_fp32(bdt, ld<uint16_t>(p)); });
-        packed.emplace(rows.data(), k, n, k);
-      }
+      if ((c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0)
+        packed.emplace(b, bdt, k, n, k);  // already rows [n][k]: packed straight from SRAM
+      else
+        packed.emplace(PackedF32::KMajor{}, b, bdt, n, n, k);  // [k][n]: rows into panels
     }
     gemm_f32(
         *packed, m,
