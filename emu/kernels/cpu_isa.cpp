@@ -9,6 +9,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NPU_KERN_X86 1
+#include <cpuid.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
@@ -38,6 +39,18 @@ bool request_amx() {
 }
 #endif
 
+#ifdef NPU_KERN_X86
+/// CPUID leaf 7, sub-leaf `sub`, register `reg` (0 EAX .. 3 EDX), bit `bit`: the features the
+/// compilers' __builtin_cpu_supports does not name everywhere (clang 14 knows neither AVX-VNNI
+/// nor AMX).
+bool cpuid7(unsigned sub, int reg, unsigned bit) {
+  unsigned r[4] = {};
+  if (__get_cpuid_count(7, sub, &r[0], &r[1], &r[2], &r[3]) == 0) return false;
+  return ((r[reg] >> bit) & 1u) != 0;
+}
+constexpr int kEax = 0, kEdx = 3;
+#endif
+
 /// Bit i set: level i (the enum's value) runs on this CPU.
 uint32_t supported_levels() {
   uint32_t s = 1u << static_cast<unsigned>(Isa::Portable);
@@ -45,13 +58,13 @@ uint32_t supported_levels() {
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (avx2) s |= 1u << static_cast<unsigned>(Isa::Avx2);
-  if (avx2 && __builtin_cpu_supports("avxvnni")) s |= 1u << static_cast<unsigned>(Isa::AvxVnni);
+  if (avx2 && cpuid7(1, kEax, 4)) s |= 1u << static_cast<unsigned>(Isa::AvxVnni);
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512vnni");
   if (avx512) s |= 1u << static_cast<unsigned>(Isa::Avx512);
-  if (avx512 && __builtin_cpu_supports("amx-tile") && __builtin_cpu_supports("amx-int8") &&
-      __builtin_cpu_supports("amx-bf16") && request_amx())
+  // AMX-BF16, AMX-TILE, AMX-INT8: leaf 7 EDX bits 22, 24, 25.
+  if (avx512 && cpuid7(0, kEdx, 22) && cpuid7(0, kEdx, 24) && cpuid7(0, kEdx, 25) && request_amx())
     s |= 1u << static_cast<unsigned>(Isa::Amx);
 #endif
   return s;
@@ -118,7 +131,7 @@ bool cpu_has_avx512_bf16() {
 #ifdef NPU_KERN_X86
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512bf16") != 0;
+    return __builtin_cpu_supports("avx512f") && cpuid7(1, kEax, 5);  // AVX512_BF16
   }();
   return has;
 #else
