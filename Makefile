@@ -135,10 +135,12 @@ bench-abi: deps
 	./bench/abi_cost.sh build-bench
 
 # Ours vs PyTorch CPU on the torchvision models, one run (docs/performance.md; not part of
-# `make test`). MODELS=resnet18,mobilenet_v2 limits it; REPEAT=N timed inferences per model.
+# `make test`): ours in fp32, int8, fp16 and bf16 beside PyTorch fp32 and int8, warm and cold.
+# MODELS=resnet18,mobilenet_v2 and PRECISIONS=fp32,int8 limit it; REPEAT=N timed inferences.
 bench-vs-pytorch: deps-realmodels build
 	/usr/bin/python3 bench/vs_pytorch.py --build $(BUILD) \
-	    $(if $(MODELS),--models $(MODELS)) $(if $(REPEAT),--repeat $(REPEAT))
+	    $(if $(MODELS),--models $(MODELS)) $(if $(PRECISIONS),--precisions $(PRECISIONS)) \
+	    $(if $(REPEAT),--repeat $(REPEAT))
 
 format:
 	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i

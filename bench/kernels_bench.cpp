@@ -31,9 +31,9 @@ void fill_random(std::vector<std::byte>& sram, size_t begin, size_t bytes, uint8
       const float v = d(g);
       std::memcpy(sram.data() + begin + i * 4, &v, 4);
     }
-  } else if (t == NPU_DTYPE_FP16) {
+  } else if (npu::isa::dtype_is_half(t)) {
     for (size_t i = 0; i < bytes / 2; ++i) {
-      const uint16_t h = npu::isa::fp32_to_fp16(d(g));
+      const uint16_t h = npu::isa::fp32_to_half(t, d(g));
       std::memcpy(sram.data() + begin + i * 2, &h, 2);
     }
   } else {
@@ -134,7 +134,7 @@ void BM_MatmulN(benchmark::State& state, uint8_t t) {
 
 void isa_args(benchmark::internal::Benchmark* b) {
   b->ArgNames({"isa", "split"});
-  for (Isa i : {Isa::Portable, Isa::Avx2, Isa::Avx512})
+  for (Isa i : {Isa::Portable, Isa::Avx2, Isa::AvxVnni, Isa::Avx512, Isa::Amx})
     for (int64_t split : {0, 1}) b->Args({static_cast<int64_t>(i), split});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();  // two threads: wall time is what counts
 }
@@ -153,6 +153,17 @@ BENCHMARK_CAPTURE(BM_Conv3x3Tile, fp32, uint8_t{NPU_DTYPE_FP32})
     ->ArgNames({"isa", "split"})
     ->Args({static_cast<int64_t>(Isa::Auto), 0})
     ->Args({static_cast<int64_t>(Isa::Auto), 2});
+BENCHMARK_CAPTURE(BM_Conv3x3Tile, int8, uint8_t{NPU_DTYPE_INT8})
+    ->ArgNames({"isa", "split"})
+    ->Args({static_cast<int64_t>(Isa::Avx512), 0})
+    ->Args({static_cast<int64_t>(Isa::Amx), 0});
+BENCHMARK_CAPTURE(BM_Conv3x3Tile, fp16, uint8_t{NPU_DTYPE_FP16})
+    ->ArgNames({"isa", "split"})
+    ->Args({static_cast<int64_t>(Isa::Auto), 0});
+BENCHMARK_CAPTURE(BM_Conv3x3Tile, bf16, uint8_t{NPU_DTYPE_BF16})
+    ->ArgNames({"isa", "split"})
+    ->Args({static_cast<int64_t>(Isa::Avx512), 0})
+    ->Args({static_cast<int64_t>(Isa::Amx), 0});
 BENCHMARK_CAPTURE(BM_Matmul256, int8, uint8_t{NPU_DTYPE_INT8})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, fp32, uint8_t{NPU_DTYPE_FP32})->Apply(isa_args);
 BENCHMARK_CAPTURE(BM_Matmul256, fp16, uint8_t{NPU_DTYPE_FP16})->Apply(isa_args);

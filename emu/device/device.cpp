@@ -40,6 +40,7 @@
 #include "npu/emu/device.h"
 
 #include <spdlog/spdlog.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
@@ -54,7 +55,9 @@
 #include <string_view>
 #include <thread>
 
+#include "cpu_isa.h"
 #include "job_state.h"
+#include "lane_choice.h"
 #include "lanes.h"
 #include "npu/emu/kernels.h"
 #include "npu/emu/spin_wait.h"
@@ -132,16 +135,19 @@ constexpr uint64_t kLanesMinCycles = 1'000'000;
 constexpr size_t kLanesMinCommands = 64;
 
 /// An estimate of a data command's host time in nanoseconds, for the lanes' planner: the
-/// kernels' rates on this class of machine (fp32 GEMM of a 16-channel slice about 40 GMAC/s,
-/// a DMA copy about 20 GB/s, a vector element about 0.3 ns) plus a fixed cost per command.
-uint64_t host_cost(const isa::CommandCost& c) {
-  return c.macs / 40 + c.bytes / 20 + c.elements * 3 / 10 + 200;
+/// kernels' rates on this class of machine (a GEMM tile at kern::matrix_macs_per_ns of its
+/// dtype, e.g. fp32 about 40 GMAC/s and int8 on AMX about 160; a DMA copy about 20 GB/s, a
+/// vector element about 0.3 ns) plus a fixed cost per command.
+uint64_t host_cost(const npu_cmd& cmd, const isa::CommandCost& c) {
+  uint64_t rate = 40;
+  if (cmd.hdr.opcode == NPU_OP_CONV2D) rate = kern::matrix_macs_per_ns(cmd.conv2d.in_dtype);
+  if (cmd.hdr.opcode == NPU_OP_MATMUL) rate = kern::matrix_macs_per_ns(cmd.matmul.a_dtype);
+  return c.macs / rate + c.bytes / 20 + c.elements * 3 / 10 + 200;
 }
 
-/// Whether a serial job of `cycles` and `data` data commands runs on two host lanes.
-/// NPU_EMU_LANES=0 never, =1 always (tests); NPU_EMU_THREADS=1 never; else by size, with two
-/// or more CPUs.
-bool use_lanes(uint64_t cycles, size_t data) {
+/// How serial jobs may use two host lanes: 0 never (NPU_EMU_LANES=0, NPU_EMU_THREADS=1, one
+/// CPU), 1 always (NPU_EMU_LANES=1, tests), 2 by size and then by measurement (LaneChoice).
+int lanes_mode() {
   static const int mode = [] {
     const char* threads = std::getenv("NPU_EMU_THREADS");
     if (threads != nullptr && std::string_view(threads) == "1") return 0;
@@ -150,6 +156,12 @@ bool use_lanes(uint64_t cycles, size_t data) {
     if (lanes != nullptr && std::string_view(lanes) == "1") return 1;
     return std::thread::hardware_concurrency() >= 2 ? 2 : 0;
   }();
+  return mode;
+}
+
+/// Whether a serial job of `cycles` and `data` data commands may run on two host lanes.
+bool use_lanes(uint64_t cycles, size_t data) {
+  const int mode = lanes_mode();
   return mode == 1 || (mode == 2 && cycles >= kLanesMinCycles && data >= kLanesMinCommands);
 }
 
@@ -161,9 +173,18 @@ struct FreeDeleter {
   void operator()(std::byte* p) const { std::free(p); }
 };
 
+/// Zeroed memory for the SRAM: 2 MiB-aligned and advised to transparent huge pages, so that
+/// the kernels and the DMA, which sweep it constantly, take one TLB entry per 2 MiB instead of
+/// one per 4 KiB (the default 2 MiB SRAM is one page).
 std::unique_ptr<std::byte, FreeDeleter> zeroed_bytes(uint64_t size) {
-  void* p = std::calloc(std::max<uint64_t>(size, 1), 1);
+  constexpr uint64_t kHuge = uint64_t{2} << 20;
+  const uint64_t bytes = std::max<uint64_t>((size + kHuge - 1) / kHuge * kHuge, kHuge);
+  void* p = std::aligned_alloc(kHuge, bytes);
   if (!p) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  (void)::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: a refusal keeps 4 KiB pages
+#endif
+  std::memset(p, 0, bytes);
   return std::unique_ptr<std::byte, FreeDeleter>(static_cast<std::byte*>(p));
 }
 
@@ -213,6 +234,8 @@ struct Device::Impl {
   // Serial jobs on two host lanes (run_on_lanes; under run_mu): the lanes, made by the first
   // job that uses them, and the per-job lists, kept to reuse their memory.
   HostLanes host_lanes = HostLanes::Auto;  // JobOptions::host_lanes of this job
+  LaneChoice lane_choice;  // lanes or one thread for a large job, by measurement (mode 2)
+  std::optional<uint64_t> chosen_key;  // this job's LaneChoice key, when it made the choice
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
@@ -618,6 +641,10 @@ struct Device::Impl {
       size_t data = 0;
       for (const uint32_t k : order) data += is_data(s.timeline[k], cmds[s.timeline[k].index]);
       if (!use_lanes(s.cycles, data)) return std::nullopt;
+      if (lanes_mode() == 2) {  // large enough: the way that ran it faster before
+        chosen_key = s.cycles * 1000003 + cmds.size();
+        if (!lane_choice.lanes(*chosen_key)) return std::nullopt;
+      }
     }
     lane_cmds.clear();
     lane_regions.clear();
@@ -632,7 +659,7 @@ struct Device::Impl {
       if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
       LaneCommand lc;
       lc.first = static_cast<uint32_t>(lane_regions.size());
-      lc.cost = host_cost(isa::command_cost(c, cfg));
+      lc.cost = host_cost(c, isa::command_cost(c, cfg));
       for (const isa::Region& r : regions) {
         const bool write = (r.access & isa::kWrite) != 0;
         if (r.space == isa::Space::Sram) {
@@ -696,8 +723,12 @@ struct Device::Impl {
     result = JobResult{};
     JobProfile& p = result.profile;
     size_t ran = 0;
+    chosen_key.reset();
+    const auto t0 = std::chrono::steady_clock::now();
+    bool on_lanes_ran = false;
     if (const std::optional<size_t> on_lanes = run_on_lanes(order, s)) {
       ran = *on_lanes;
+      on_lanes_ran = true;
     } else {
       std::vector<isa::Region> regions;
       const auto point_end = fence_end(s);
@@ -716,6 +747,13 @@ struct Device::Impl {
     }
 
     const std::optional<uint32_t> stop = gate ? gate->stopped_at() : std::nullopt;
+    // A part stopped at a safe point ran only some of the commands: its time says nothing
+    // about which way runs the whole job faster.
+    if (chosen_key && ran == order.size() && !job.aborted() && !stop)
+      lane_choice.ran(*chosen_key, on_lanes_ran,
+                      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::steady_clock::now() - t0)
+                                                .count()));
     if (ran == order.size() && !stop) {
       p.cycles = s.cycles;
       for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {

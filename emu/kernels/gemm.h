@@ -1,20 +1,16 @@
-// Private GEMM engines of the matrix kernels: C[m][n] = sum_k A[m][k] * B[n][k] with both
+// Private fp32 GEMM engine of the matrix kernels: C[m][n] = sum_k A[m][k] * B[n][k] with both
 // operands K-contiguous (im2col rows x OHWI weight rows). B is packed once into panels of
 // `nr` columns; A is produced block by block (MB rows) by a caller-supplied fill function
-// (im2col, or a row copy), and each finished block of C goes to a caller-supplied epilogue.
-// The inner tile kernels are chosen once at run time by CPU features (AVX-512 / AVX2 /
-// portable); see gemm_f32.cpp and gemm_q8.cpp. With `split`, the blocks of rows are shared
-// with the process's worker thread (parallel.h); each block is computed the same either way,
-// so the result does not depend on which thread ran it.
-//
-// Quantized GEMM works in a fixed domain: A as uint8 (int8 inputs are offset by +128), B as
-// int8 (uint8 weights are offset by -128), zero points moved along, so that the exact
-// result sum((a - a_zp) * (b - b_zp[n])) = S - b_zp*rowsum - a_zp*colsum + K*a_zp*b_zp is
-// assembled in int64 from exact int32 partial dot products S (K is split in chunks small
-// enough that no int32 partial can overflow).
+// (im2col, or a row copy) or read in place, and each finished block of C goes to a
+// caller-supplied epilogue. The inner tile kernels are chosen at run time by CPU features
+// (cpu_isa.h; gemm_f32.cpp). With `split`, the blocks of rows are shared with the process's
+// worker thread (parallel.h); each block is computed the same either way, so the result does
+// not depend on which thread ran it. The quantized GEMM is gemm_q8.h.
 #pragma once
 
 #include "cancel.h"
+#include "cpu_isa.h"
+#include "npu_isa.h"
 #include "parallel.h"
 #include "scratch.h"
 
@@ -28,15 +24,6 @@
 
 namespace npu::emu::kern {
 
-enum class Isa : uint8_t { Auto, Portable, Avx2, Avx512 };
-
-/// Forces the tile kernels to `isa` (Auto: best the CPU supports; a level the CPU lacks falls
-/// back to the best it has). For tests and benchmarks; also read once from NPU_EMU_ISA
-/// ("portable", "avx2", "avx512").
-void set_kernel_isa(Isa isa);
-/// The ISA the tile kernels use now.
-Isa selected_isa();
-
 // ------------------------------------------------------------------------------------ fp32
 
 struct F32Kernel {
@@ -47,7 +34,7 @@ struct F32Kernel {
                 size_t ldc, bool accumulate);
   /// One row tile from rows given by address, tap by tap: C[mr][nr] (ldc) = (accumulate ? C :
   /// 0) + sum over t < taps of A_t[mr][0..kc) x panel steps [t * kc, (t + 1) * kc), where row
-  /// i of A_t starts at runs[i * ld + t]. The same FMA chain as block() over the concatenated
+  /// i of A_t starts at runs[t * ld + i]. The same FMA chain as block() over the concatenated
   /// k, so a convolution read in place gives im2col's bits.
   void (*taps)(const float* const* runs, size_t ld, size_t taps, size_t kc, const float* panel,
                float* c, size_t ldc, bool accumulate);
@@ -64,10 +51,16 @@ class PackedF32 {
       : PackedF32(reinterpret_cast<const std::byte*>(b), ldb, n, k) {}
   /// B as fp32 at any byte address (an SRAM tile: no alignment needed).
   PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k);
+  /// B of float `dtype` (fp32, fp16 or bf16; ISA 1.1), row stride ldb elements, at any byte
+  /// address; half elements are widened exactly (npu/isa/half.h) as they are packed.
+  PackedF32(const std::byte* b, uint8_t dtype, size_t ldb, size_t n, size_t k);
   /// B stored k-major, as a MATMUL's B operand: element (row j, step kk) at
   /// b + (kk * ldk + j) * 4. A panel's k step is then nr consecutive floats: a row copy.
   struct KMajor {};
-  PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k);
+  PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k)
+      : PackedF32(KMajor{}, b, NPU_DTYPE_FP32, ldk, n, k) {}
+  /// The same for B of float `dtype` (half elements widened exactly as they are copied).
+  PackedF32(KMajor, const std::byte* b, uint8_t dtype, size_t ldk, size_t n, size_t k);
   size_t n() const { return n_; }
   size_t k() const { return k_; }
   size_t panels() const { return panels_; }
@@ -95,6 +88,13 @@ inline size_t gemm_block_rows(size_t m, size_t mr, bool split) {
   return std::clamp(quarter, mr, mb);
 }
 
+/// Calls f(m0, rows) for each block of mb rows of an m-row GEMM that this thread claims.
+template <class F>
+void for_claimed_blocks(Claims& claims, size_t mb, size_t m, F&& f) {
+  for (size_t first = 0, last = 0; claims.next(first, last);)
+    for (size_t blk = first; blk < last; ++blk) f(blk * mb, std::min(mb, m - blk * mb));
+}
+
 /// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A;
 /// epi(m0, rows, const float* c, size_t ldc) consumes rows x n results.
 /// `split`: fill and epi may run concurrently on two threads for different blocks (no block
@@ -114,37 +114,45 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
     // Scratch of this thread; every element read is written first (fill, padding, kernel).
     const Scratch<float> a(mb * k);
     const Scratch<float> c(mb * ldc);
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-        const float* ablk = a.get();
-        if (a_in_place != nullptr && rows_pad == rows) {
-          ablk = a_in_place + m0 * k;
-        } else {
-          fill(m0, rows, a.get(), k);
-          if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
-        }
-        if (k == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
-        for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
-          const size_t kc = std::min(kGemmKC, k - k0);
-          for (size_t p = 0; p < b.panels(); ++p)
-            kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
-                     k0 != 0);
-        }
-        epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
+      const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+      const float* ablk = a.get();
+      if (a_in_place != nullptr && rows_pad == rows) {
+        ablk = a_in_place + m0 * k;
+      } else {
+        fill(m0, rows, a.get(), k);
+        if (rows_pad > rows) std::fill(a.get() + rows * k, a.get() + rows_pad * k, 0.0f);
       }
-    }
+      if (k == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
+      for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
+        const size_t kc = std::min(kGemmKC, k - k0);
+        for (size_t p = 0; p < b.panels(); ++p)
+          kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
+                   k0 != 0);
+      }
+      epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    });
   });
+}
+
+/// One block's table of run addresses for a GEMM that reads its A rows in place, tap-major
+/// (table[t * ld + r]): runs(m0, rows, table, ld, pad) writes rows [m0, m0 + rows), and the
+/// rows up to rows_pad (those that fill the last row tile) read `pad`. Shared by the fp32 and
+/// quantized tap GEMMs (gemm_q8.h).
+template <class T, class Runs>
+void block_runs(Runs& runs, size_t m0, size_t rows, size_t rows_pad, size_t taps, const T** table,
+                size_t ld, const T* pad) {
+  runs(m0, rows, table, ld, pad);
+  for (size_t t = 0; t < taps; ++t)
+    std::fill(table + t * ld + rows, table + t * ld + rows_pad, pad);
 }
 
 /// A GEMM whose A rows are made of `taps` runs of kc floats each, read where they lie (a
 /// convolution's taps: one run per kernel position, cin floats of one input pixel), so no
-/// im2col copy is made. runs(m, const float** dst) writes the addresses of row m's runs to
-/// dst[0..taps), nullptr for a run of zeros (padding); b has taps * kc rows of k. epi and
-/// `split` as for gemm_f32. Every output is the same FMA chain as gemm_f32 over the im2col
-/// rows, so both give the same bits.
+/// im2col copy is made. runs(m0, rows, const float** table, size_t ld, const float* zeros)
+/// writes the run addresses of rows [m0, m0 + rows) to table[t * ld + r], `zeros` for a run of
+/// padding; b has taps * kc rows of k. epi and `split` as for gemm_f32. Every output is the
+/// same FMA chain as gemm_f32 over the im2col rows, so both give the same bits.
 template <class Runs, class Epi>
 void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& runs, Epi&& epi,
                    bool split = false) {
@@ -159,136 +167,21 @@ void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& 
     const Scratch<float> c(mb * ldc);
     const Scratch<float> zeros(kz);  // padding runs, and the rows that pad the last tile
     std::fill(zeros.get(), zeros.get() + kz, 0.0f);
-    const Scratch<const float*> table(mb * taps);  // [row][tap]
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t tiles = (rows + kr.mr - 1) / kr.mr;
-        for (size_t r = 0; r < tiles * kr.mr; ++r) {
-          const float** row = table.get() + r * taps;
-          if (r < rows)
-            runs(m0 + r, row);
-          else
-            std::fill(row, row + taps, nullptr);
-          for (size_t t = 0; t < taps; ++t)
-            if (row[t] == nullptr) row[t] = zeros.get();
-        }
-        if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
-        for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
-          const size_t tc = std::min(chunk, taps - t0);
-          for (size_t p = 0; p < b.panels(); ++p)
-            for (size_t tile = 0; tile < tiles; ++tile)
-              kr.taps(table.get() + tile * kr.mr * taps + t0, taps, tc, kc,
-                      b.panel(p) + t0 * kc * kr.nr, c.get() + tile * kr.mr * ldc + p * kr.nr, ldc,
-                      t0 != 0);
-        }
-        epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    const Scratch<const float*> table(mb * taps);  // [tap][row]
+    for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
+      const size_t tiles = (rows + kr.mr - 1) / kr.mr;
+      block_runs(runs, m0, rows, tiles * kr.mr, taps, table.get(), mb,
+                 static_cast<const float*>(zeros.get()));
+      if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
+      for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
+        const size_t tc = std::min(chunk, taps - t0);
+        for (size_t p = 0; p < b.panels(); ++p)
+          for (size_t tile = 0; tile < tiles; ++tile)
+            kr.taps(table.get() + t0 * mb + tile * kr.mr, mb, tc, kc, b.panel(p) + t0 * kc * kr.nr,
+                    c.get() + tile * kr.mr * ldc + p * kr.nr, ldc, t0 != 0);
       }
-    }
-  });
-}
-
-// ----------------------------------------------------------------------------------- int8
-
-struct Q8Kernel {
-  size_t mr, nr, kalign;
-  size_t panel_bytes_per_k;  // bytes of one k step of a panel
-  /// Packs B rows [0, nvalid) (k int8 values each, row stride ldb) into one panel of kp steps.
-  void (*pack)(const int8_t* b, size_t ldb, size_t nvalid, size_t k, size_t kp, std::byte* panel);
-  /// C[rows][nr] (ldc) = A[rows][k0..k0+kc) (uint8, lda) x panel steps [k0, k0+kc), exact
-  /// int32 (callers keep kc <= kQ8MaxKC). rows is a multiple of mr, k0 and kc of kalign.
-  void (*block)(const uint8_t* a, size_t lda, size_t rows, const std::byte* panel, size_t k0,
-                size_t kc, int32_t* c, size_t ldc);
-};
-/// The widest tile of the selected ISA.
-const Q8Kernel& q8_kernel();
-/// The tile for B of n columns: the widest, or a narrower one that pads fewer columns.
-const Q8Kernel& q8_kernel(size_t n);
-
-/// |a*b| <= 255*128 per product: 2^16 products stay inside int32.
-inline constexpr size_t kQ8MaxKC = size_t{1} << 16;
-
-/// B rows in the int8 domain (n x k, row stride ldb) with their zero points (int8 domain),
-/// packed; column sums precomputed.
-class PackedQ8 {
- public:
-  PackedQ8(const int8_t* b, size_t ldb, size_t n, size_t k, std::span<const int32_t> zp);
-  size_t n() const { return n_; }
-  size_t k() const { return k_; }
-  size_t kp() const { return kp_; }
-  size_t panels() const { return panels_; }
-  const std::byte* panel(size_t p) const {
-    return data_.get() + p * kp_ * kern_->panel_bytes_per_k;
-  }
-  const Q8Kernel& kernel() const { return *kern_; }
-  int64_t colsum(size_t j) const { return colsum_[j]; }
-  int64_t zp(size_t j) const { return zp_[j]; }
-
- private:
-  const Q8Kernel* kern_;
-  size_t n_, k_, kp_, panels_;
-  Scratch<std::byte> data_;  // every byte written by the packing
-  std::vector<int64_t> colsum_, zp_;
-};
-
-/// fill(m0, rows, uint8_t* dst, size_t lda) writes rows x k values of A (uint8 domain);
-/// epi(m0, rows, const int64_t* acc, size_t ldacc) consumes the exact
-/// sum((a - a_zp) * (b - b_zp[n])) of rows x n outputs. Needs |a_zp| <= 2^8, |b_zp| <= 2^24,
-/// k <= 2^28 (then every int64 term is below 2^61).
-/// `split` as for gemm_f32.
-template <class Fill, class Epi>
-void gemm_q8(const PackedQ8& b, size_t m, int32_t a_zp, Fill&& fill, Epi&& epi,
-             bool split = false) {
-  const Q8Kernel& kr = b.kernel();
-  const size_t k = b.k(), kp = b.kp(), n = b.n();
-  const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = gemm_block_rows(m, kr.mr, split);
-  const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
-  const int64_t azp = a_zp;
-  const int64_t kk = static_cast<int64_t>(k);
-  parallel_for(blocks, split, [&](Claims& claims) {
-    // Scratch of this thread; every element read is written first.
-    const Scratch<uint8_t> a(mb * kp);
-    const Scratch<int32_t> c(mb * ldc);
-    const Scratch<int64_t> acc(mb * n);
-    const auto rowsum = std::make_unique_for_overwrite<int64_t[]>(mb);
-    for (size_t first = 0, last = 0; claims.next(first, last);) {
-      for (size_t blk = first; blk < last; ++blk) {
-        const size_t m0 = blk * mb;
-        const size_t rows = std::min(mb, m - m0);
-        const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
-        fill(m0, rows, a.get(), kp);
-        for (size_t r = 0; r < rows; ++r) {
-          uint8_t* row = a.get() + r * kp;
-          std::fill(row + k, row + kp, uint8_t{0});
-          int64_t s = 0;
-          for (size_t i = 0; i < k; ++i) s += row[i];
-          rowsum[r] = s;
-        }
-        if (rows_pad > rows) std::fill(a.get() + rows * kp, a.get() + rows_pad * kp, uint8_t{0});
-        std::fill(acc.get(), acc.get() + rows * n, int64_t{0});
-        for (size_t k0 = 0; k0 < kp; k0 += kQ8MaxKC) {
-          const size_t kc = std::min(kQ8MaxKC, kp - k0);
-          for (size_t p = 0; p < b.panels(); ++p)
-            kr.block(a.get(), kp, rows_pad, b.panel(p), k0, kc, c.get() + p * kr.nr, ldc);
-          for (size_t r = 0; r < rows; ++r) {
-            const int32_t* cr = c.get() + r * ldc;
-            int64_t* ar = acc.get() + r * n;
-            for (size_t j = 0; j < n; ++j) ar[j] += cr[j];
-          }
-        }
-        for (size_t r = 0; r < rows; ++r) {
-          int64_t* ar = acc.get() + r * n;
-          const int64_t rs = rowsum[r];
-          for (size_t j = 0; j < n; ++j) {
-            const int64_t bz = b.zp(j);
-            ar[j] += kk * azp * bz - bz * rs - azp * b.colsum(j);
-          }
-        }
-        epi(m0, rows, static_cast<const int64_t*>(acc.get()), n);
-      }
-    }
+      epi(m0, rows, static_cast<const float*>(c.get()), ldc);
+    });
   });
 }
 

@@ -6,8 +6,12 @@
 // This file is compiled with -ffp-contract=fast so that c += a * b becomes an FMA.
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "gemm.h"
+#include "half_convert.h"
+#include "npu_isa.h"
+#include "transpose16.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define NPU_KERN_X86 1
@@ -87,7 +91,7 @@ template <class V, size_t MR, size_t NV>
   for (size_t t = 0; t < taps; ++t) {
     const float* r[MR];
 #pragma GCC unroll 8
-    for (size_t i = 0; i < MR; ++i) r[i] = runs[i * ld + t];
+    for (size_t i = 0; i < MR; ++i) r[i] = runs[t * ld + i];
     const float* pt = panel + t * kc * T::NR;
     for (size_t k = 0; k < kc; ++k) tile.step(pt + k * T::NR, [&](size_t i) { return r[i][k]; });
   }
@@ -145,52 +149,37 @@ constexpr F32Kernel kAvx512{8, 32, block_avx512, taps_avx512};
 }
 constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16, taps_avx512_n16};
 
-/// Transposes 16 rows of 16 floats in registers: r[i][c] -> r[c][i] (unpack, then 128-bit
-/// shuffles within lanes, then lane shuffles twice).
-[[gnu::target("avx512f,avx512vl,avx2,fma"), gnu::always_inline]] inline void transpose16(
-    __m512 r[16]) {
-  __m512 t[16], u[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);      // per lane: a0 b0 a1 b1
-    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);  // a2 b2 a3 b3
-  }
-  for (int i = 0; i < 16; i += 4) {  // per lane: element c of rows i..i+3
-    u[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
-    u[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
-    u[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    u[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
-  }
-  // u[4q + c] holds, in lane L, column 4L + c of rows 4q..4q+3.
-  for (int c = 0; c < 4; ++c) {
-    const __m512 v0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88);       // cols c, c+8; rows 0-7
-    const __m512 v1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);       // cols c+4, c+12
-    const __m512 v2 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88);  // rows 8-15
-    const __m512 v3 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
-    r[c] = _mm512_shuffle_f32x4(v0, v2, 0x88);
-    r[c + 8] = _mm512_shuffle_f32x4(v0, v2, 0xDD);
-    r[c + 4] = _mm512_shuffle_f32x4(v1, v3, 0x88);
-    r[c + 12] = _mm512_shuffle_f32x4(v1, v3, 0xDD);
-  }
+/// 16 elements of a B row (fp32, or fp16/bf16 widened exactly as npu/isa/half.h does: F16C's
+/// vcvtph2ps, and bf16 as the upper half of an fp32), zero past `mask`.
+[[gnu::target("avx512f,avx512vl,avx512bw,avx2,fma"), gnu::always_inline]] inline __m512 load16(
+    const std::byte* p, uint8_t dtype, __mmask16 mask) {
+  if (dtype == NPU_DTYPE_FP32) return _mm512_maskz_loadu_ps(mask, p);
+  const __m256i h = _mm256_maskz_loadu_epi16(mask, p);
+  if (dtype == NPU_DTYPE_FP16) return _mm512_cvtph_ps(h);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/// Packs panels of 16 or 32 columns: out[kk][j] = B[j][kk], zero in the padding columns, as
-/// 16 x 16 blocks transposed in registers (16 row loads, 16 stores; the scalar transpose below
-/// moves one float per load and store).
-[[gnu::target("avx512f,avx512vl,avx2,fma")]] void pack_avx512(const std::byte* b, size_t ldb,
-                                                              size_t n, size_t k, size_t nr,
-                                                              size_t panels, float* data) {
+/// Packs panels of 16 or 32 columns: out[kk][j] = B[j][kk] (B of `dtype`, row stride ldb
+/// elements), zero in the padding columns, as 16 x 16 blocks transposed in registers (16 row
+/// loads, 16 stores; the scalar transpose below moves one float per load and store).
+[[gnu::target("avx512f,avx512vl,avx512bw,avx2,fma")]] void pack_avx512(const std::byte* b,
+                                                                       uint8_t dtype, size_t ldb,
+                                                                       size_t n, size_t k,
+                                                                       size_t nr, size_t panels,
+                                                                       float* data) {
+  const size_t es = dtype == NPU_DTYPE_FP32 ? 4 : 2;
   for (size_t p = 0; p < panels; ++p) {
     float* out = data + p * k * nr;
     for (size_t h = 0; h < nr; h += 16) {
       const size_t j0 = p * nr + h;
       const size_t valid = j0 < n ? std::min<size_t>(16, n - j0) : 0;
-      const auto* col = reinterpret_cast<const float*>(b + j0 * ldb * sizeof(float));
+      const std::byte* col = b + j0 * ldb * es;
       for (size_t kk = 0; kk < k; kk += 16) {
         const size_t steps = std::min<size_t>(16, k - kk);
         const auto kmask = static_cast<__mmask16>((uint32_t{1} << steps) - 1);
         __m512 r[16];
         for (size_t i = 0; i < 16; ++i)
-          r[i] = i < valid ? _mm512_maskz_loadu_ps(kmask, col + i * ldb + kk) : _mm512_setzero_ps();
+          r[i] = i < valid ? load16(col + (i * ldb + kk) * es, dtype, kmask) : _mm512_setzero_ps();
         transpose16(r);
         for (size_t t = 0; t < steps; ++t) _mm512_storeu_ps(out + (kk + t) * nr + h, r[t]);
       }
@@ -204,22 +193,18 @@ constexpr F32Kernel kAvx512N16{8, 16, block_avx512_n16, taps_avx512_n16};
 const F32Kernel& f32_kernel(size_t n) {
 #ifdef NPU_KERN_X86
   // 16-wide panels when 32-wide ones would pad more columns (n mod 32 in 1..16).
-  if (selected_isa() == Isa::Avx512 && n % 32 != 0 && n % 32 <= 16) return kAvx512N16;
+  if (isa_at_least(Isa::Avx512) && n % 32 != 0 && n % 32 <= 16) return kAvx512N16;
 #endif
   return f32_kernel();
 }
 
 const F32Kernel& f32_kernel() {
-  switch (selected_isa()) {
 #ifdef NPU_KERN_X86
-    case Isa::Avx512:
-      return kAvx512;
-    case Isa::Avx2:
-      return kAvx2;
+  // The fp32 tiles of the Amx level are AVX-512's, of the AvxVnni level AVX2's.
+  if (isa_at_least(Isa::Avx512)) return kAvx512;
+  if (isa_at_least(Isa::Avx2)) return kAvx2;
 #endif
-    default:
-      return kSse;
-  }
+  return kSse;
 }
 
 PackedF32::PackedF32(size_t n, size_t k)
@@ -229,14 +214,25 @@ PackedF32::PackedF32(size_t n, size_t k)
       panels_((n + kern_->nr - 1) / kern_->nr),
       data_(panels_ * k * kern_->nr) {}
 
-PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k) : PackedF32(n, k) {
+PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k)
+    : PackedF32(b, NPU_DTYPE_FP32, ldb, n, k) {}
+
+PackedF32::PackedF32(const std::byte* b, uint8_t dtype, size_t ldb, size_t n, size_t k)
+    : PackedF32(n, k) {
   const size_t nr = kern_->nr;
 #ifdef NPU_KERN_X86
   if (kern_ == &kAvx512 || kern_ == &kAvx512N16) {
-    pack_avx512(b, ldb, n, k, nr, panels_, data_.get());
+    pack_avx512(b, dtype, ldb, n, k, nr, panels_, data_.get());
     return;
   }
 #endif
+  std::vector<float> wide;  // half rows widened first (exact), then packed as fp32
+  if (dtype != NPU_DTYPE_FP32) {
+    wide.resize(n * k);
+    for (size_t j = 0; j < n; ++j) widen_half(b + j * ldb * 2, dtype, k, wide.data() + j * k);
+    b = reinterpret_cast<const std::byte*>(wide.data());
+    ldb = k;
+  }
   // Transposed in tiles of kTile k-steps x nr columns: one cache line of each B row in, a
   // few KiB out, so neither side streams through the cache with a large stride.
   constexpr size_t kTile = 16;
@@ -255,13 +251,18 @@ PackedF32::PackedF32(const std::byte* b, size_t ldb, size_t n, size_t k) : Packe
   }
 }
 
-PackedF32::PackedF32(KMajor, const std::byte* b, size_t ldk, size_t n, size_t k) : PackedF32(n, k) {
-  const size_t nr = kern_->nr;
+PackedF32::PackedF32(KMajor, const std::byte* b, uint8_t dtype, size_t ldk, size_t n, size_t k)
+    : PackedF32(n, k) {
+  const size_t nr = kern_->nr, es = dtype == NPU_DTYPE_FP32 ? 4 : 2;
   for (size_t p = 0; p < panels_; ++p) {
     float* out = data_.get() + p * k * nr;
     const size_t nvalid = std::min(nr, n - p * nr);
     for (size_t kk = 0; kk < k; ++kk) {
-      std::memcpy(out + kk * nr, b + (kk * ldk + p * nr) * sizeof(float), nvalid * sizeof(float));
+      const std::byte* row = b + (kk * ldk + p * nr) * es;
+      if (dtype == NPU_DTYPE_FP32)
+        std::memcpy(out + kk * nr, row, nvalid * sizeof(float));
+      else
+        widen_half(row, dtype, nvalid, out + kk * nr);
       if (nvalid < nr) std::fill(out + kk * nr + nvalid, out + (kk + 1) * nr, 0.0f);
     }
   }

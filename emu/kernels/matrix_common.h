@@ -1,6 +1,6 @@
 // Private helpers shared by CONV2D and MATMUL: per-channel quantization parameters, the
-// integer output stage (bias, requantize or int32), the fp32 output stage, and the domain
-// shifts of the quantized GEMM (see gemm.h).
+// integer output stage (bias, requantize or int32; quant_out.h is the GEMM's), the fp32
+// output stage.
 #pragma once
 
 #include <algorithm>
@@ -51,22 +51,6 @@ struct QOutput {
 inline std::vector<npu_chan_qparams> read_qparams(std::span<const std::byte> sram, uint32_t addr,
                                                   size_t count) {
   return read_array<npu_chan_qparams>(sram, addr, count);
-}
-
-/// Offset that moves an activation dtype into the uint8 domain (int8: +128).
-inline int32_t a_shift(uint8_t dtype) {
-  return dtype == NPU_DTYPE_INT8 ? 128 : 0;
-}
-/// Offset that moves a weight dtype into the int8 domain (uint8: -128).
-inline int32_t b_shift(uint8_t dtype) {
-  return dtype == NPU_DTYPE_UINT8 ? -128 : 0;
-}
-
-/// Whether the quantized GEMM's exactness bounds hold (gemm.h: gemm_q8).
-inline bool q8_gemm_ok(int64_t a_zp_u8, std::span<const int32_t> b_zp_s8, uint64_t k) {
-  if (a_zp_u8 < 0 || a_zp_u8 > 255 || k > (uint64_t{1} << 28)) return false;
-  return std::all_of(b_zp_s8.begin(), b_zp_s8.end(),
-                     [](int32_t z) { return z >= -(1 << 24) && z <= (1 << 24); });
 }
 
 /// fp32 output stage: + bias (optional), then clamp to [lo, hi] (NaN passes through).

@@ -1,135 +1,107 @@
-// CONV2D on an HWC tile with OHWI weights. Three algorithms, all exact for integers:
-//  - depthwise (groups == in_c == out_c): direct loop over taps, vectorized across channels;
-//  - otherwise im2col per block of output pixels + packed GEMM (gemm.h), per group; 1x1
-//    stride-1 convolutions are a plain GEMM over the input rows;
-//  - integer parameters outside the GEMM's exactness bounds (zero points far outside the
-//    dtype range, huge K): a direct loop in wrapping 64-bit arithmetic.
+// CONV2D's float modes on an HWC tile with OHWI weights: fp32, and (ISA 1.1) fp16/bf16
+// computed in fp32. Depthwise convolutions run a direct loop over the taps, vectorized across
+// channels; the others a packed GEMM per group (gemm.h) whose A rows are read in place tap by
+// tap (16 or more channels per group), built as im2col rows, or (1x1 stride 1) the input rows
+// themselves. bf16 convolutions whose taps can be read in place multiply bf16 pairs into fp32
+// sums where the CPU can (gemm_q8.h: AMX-BF16, AVX512-BF16). conv2d() dispatches here or to the
+// integer modes (matrix_conv_int.cpp).
 #include <algorithm>
+#include <array>
 #include <cstring>
-#include <memory>
 #include <optional>
 #include <vector>
 
 #include "cancel.h"
+#include "conv_geometry.h"
 #include "gemm.h"
+#include "gemm_q8.h"
 #include "matrix_common.h"
 #include "npu/isa/dtype.h"
 #include "ops.h"
+#include "packed_cache.h"
 #include "scratch.h"
-#include "sram_versions.h"
 
 namespace npu::emu::kern {
 namespace {
 
-struct Geo {
-  int64_t ih, iw, ic, oh, ow, oc, kh, kw, groups, cin_g, cout_g, sh, sw, dh, dw, pt, pl;
-  size_t k() const { return static_cast<size_t>(kh * kw * cin_g); }
-  size_t m() const { return static_cast<size_t>(oh * ow); }
-  bool depthwise() const { return groups == ic && groups == oc; }
-  bool pointwise() const {
-    return kh == 1 && kw == 1 && sh == 1 && sw == 1 && pt == 0 && pl == 0 && oh == ih && ow == iw;
+/// A half input tile widened to fp32 (exact), kept per thread while its SRAM is unchanged.
+struct WideTile {
+  WideTile(const std::byte* in, uint8_t dtype, size_t count) : data(count) {
+    widen_half(in, dtype, count, data.get());
   }
+  Scratch<float> data;
 };
 
-/// Whether one group's GEMM may be shared with the worker (parallel.h): large enough, and the
-/// output does not overlap the input (an in-place convolution keeps its serial order).
-bool splittable(const npu_cmd_conv2d& c, const Geo& g, size_t in_esize, size_t out_esize) {
-  const auto in_bytes = static_cast<uint64_t>(g.ih * g.iw * g.ic) * in_esize;
-  const auto out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * out_esize;
-  return worth_splitting(g.m(), static_cast<uint64_t>(g.cout_g), g.k()) &&
-         !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes);
-}
+/// A bf16 convolution whose taps are read in place as bf16 pairs (gemm_q8.h): an even number
+/// of input channels per group, at least kTapMinChannels (or a 1x1 stride-1 convolution), and
+/// a CPU with a bf16 dot product at the selected ISA. False (nothing done) otherwise.
+bool conv_bf16_pairs(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
+  const auto cg = static_cast<size_t>(g.cin_g), og = static_cast<size_t>(g.cout_g);
+  if (c.in_dtype != NPU_DTYPE_BF16 || c.w_dtype != NPU_DTYPE_BF16 || g.depthwise() || cg % 2 != 0 ||
+      (cg < kTapMinChannels && !g.pointwise()))
+    return false;
+  const Q8Kernel* kr = bf16_kernel(og);
+  if (kr == nullptr) return false;
+  const size_t k = g.k(), taps = static_cast<size_t>(g.kh * g.kw);
+  // A group's weights must not be overwritten by an earlier group's output.
+  const uint64_t out_bytes =
+      static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * isa::dtype_size(c.out_dtype);
+  if (g.groups > 1 && ranges_overlap(c.w_addr, uint64_t{k} * g.oc * 2, c.out_addr, out_bytes))
+    return false;
 
-/// The packed panels of the fp32 weights this thread packed last, kept while the SRAM bytes
-/// they came from are unchanged (sram_versions.h): a compiler's convolution slice runs as
-/// several row-band tiles on the same weights, and ResNet-50 packed 303 MB of weights per
-/// inference, 213 MB of them the previous tile's.
-class PackedWeights {
- public:
-  /// The free list of Scratch is made first, so it outlives this thread's cache.
-  PackedWeights() { (void)scratch_kept_bytes(); }
-
-  /// Weights: n rows of k floats at SRAM offset `addr` (`w` its host address).
-  const PackedF32& get(const std::byte* w, uint64_t addr, size_t n, size_t k) {
-    const SramVersions* versions = current_sram_versions();
-    const uint64_t version =
-        versions != nullptr ? versions->version(addr, addr + uint64_t{n} * k * sizeof(float)) : 0;
-    if (packed_ && versions != nullptr && versions == versions_ && version == version_ && w == w_ &&
-        n == n_ && k == k_ && &packed_->kernel() == &f32_kernel(n))
-      return *packed_;
-    packed_.reset();
-    packed_.emplace(w, k, n, k);
-    versions_ = versions, version_ = version, w_ = w, n_ = n, k_ = k;
-    return *packed_;
+  std::vector<float> bias;
+  if ((c.hdr.flags & NPU_MM_FLAG_BIAS) != 0)
+    bias = read_array<float>(sram, c.chan_addr, static_cast<size_t>(g.oc));
+  const auto* in = reinterpret_cast<const uint8_t*>(sram.data() + c.in_addr);
+  const auto* w = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
+  std::byte* out = sram.data() + c.out_addr;
+  const size_t oes = isa::dtype_size(c.out_dtype);
+  const bool split = splittable(c, g, 2, oes);
+  const PackedQ8::Layout layout{og, taps, 2 * cg, false, false, true};  // kc in bytes
+  static thread_local PackedCache<PackedQ8> cache;
+  std::optional<PackedQ8> own;
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    const size_t n0 = static_cast<size_t>(grp) * og;
+    const auto make = [&](std::optional<PackedQ8>& p) {
+      p.emplace(*kr, layout, w + n0 * k * 2, k * 2, std::span<const int32_t>());
+    };
+    const PackedQ8& packed = g.groups == 1
+                                 ? cache.get(sram.data() + c.w_addr, c.w_addr, uint64_t{og} * k * 2,
+                                             {og, k, reinterpret_cast<uintptr_t>(kr), 0}, make)
+                                 : (make(own), *own);
+    const float* gbias = bias.empty() ? nullptr : bias.data() + n0;
+    const uint8_t* xin = in + static_cast<size_t>(grp) * cg * 2;
+    gemm_q8_taps(
+        packed, g.m(), 0,  // padding: bf16 +0.0
+        [&](size_t m0, size_t rows, const uint8_t** table, size_t ld, const uint8_t* pad) {
+          tap_table(g, xin, 2 * g.ic, m0, rows, table, ld, pad);
+        },
+        [&](size_t m0, size_t rows, QSums s) {
+          for (size_t r = 0; r < rows; ++r)
+            store_float_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * oes, c.out_dtype,
+                            s.f32 + r * s.ld, gbias, c.fclamp_min, c.fclamp_max, og);
+        },
+        split);
   }
-
- private:
-  std::optional<PackedF32> packed_;
-  const SramVersions* versions_ = nullptr;  // nullptr: not reusable
-  uint64_t version_ = 0;
-  const std::byte* w_ = nullptr;
-  size_t n_ = 0, k_ = 0;
-};
-
-/// Input channels per group from which an fp32 convolution reads its taps in place: below
-/// it, a tap's few multiply-adds per row tile do not pay for the tile's set-up, and im2col
-/// (whose rows run over whole kernel rows) is faster.
-constexpr size_t kTapMinChannels = 16;
-
-Geo geometry(const npu_cmd_conv2d& c) {
-  Geo g{};
-  g.ih = c.in_h, g.iw = c.in_w, g.ic = c.in_c;
-  g.oh = c.out_h, g.ow = c.out_w, g.oc = c.out_c;
-  g.kh = c.k_h, g.kw = c.k_w;
-  g.groups = std::max<int64_t>(1, c.groups);
-  g.cin_g = g.ic / g.groups, g.cout_g = g.oc / g.groups;
-  g.sh = std::max<int64_t>(1, c.stride_h), g.sw = std::max<int64_t>(1, c.stride_w);
-  g.dh = std::max<int64_t>(1, c.dil_h), g.dw = std::max<int64_t>(1, c.dil_w);
-  g.pt = c.pad_top, g.pl = c.pad_left;
-  return g;
+  return true;
 }
 
-/// im2col of output pixels [m0, m0 + rows) for group `grp`: row r gets K = kh*kw*cin_g
-/// values in (ky, kx, ci) order (the OHWI weight row order). copy(dst, src, n) moves n
-/// in-bounds elements; pad(dst, n) fills n padded ones.
-template <class T, class Src, class Copy, class Pad>
-void im2col(const Geo& g, int64_t grp, const Src* in, size_t m0, size_t rows, T* dst, size_t lda,
-            Copy&& copy, Pad&& pad) {
-  const int64_t cg = g.cin_g;
-  for (size_t r = 0; r < rows; ++r) {
-    const int64_t m = static_cast<int64_t>(m0 + r);
-    const int64_t oy = m / g.ow, ox = m % g.ow;
-    T* d = dst + r * lda;
-    for (int64_t ky = 0; ky < g.kh; ++ky) {
-      const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-      if (iy < 0 || iy >= g.ih) {
-        pad(d, static_cast<size_t>(g.kw * cg));
-        d += g.kw * cg;
-        continue;
-      }
-      for (int64_t kx = 0; kx < g.kw; ++kx, d += cg) {
-        const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-        if (ix < 0 || ix >= g.iw)
-          pad(d, static_cast<size_t>(cg));
-        else
-          copy(d, in + ((iy * g.iw + ix) * g.ic + grp * cg), static_cast<size_t>(cg));
-      }
-    }
-  }
-}
-
-// ------------------------------------------------------------------------------------ fp32
+}  // namespace
 
 /// The float modes: fp32, and (ISA 1.1) fp16/bf16, whose input tile and weights are widened
-/// once into fp32 scratch (exact) so both run the same fp32 loops; the output stage rounds a
-/// half output at the end.
-void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
+/// into fp32 (exact) so both run the same fp32 loops, unless conv_bf16_pairs takes a bf16 one;
+/// the output stage rounds a half output at the end.
+void conv_float(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
+  if (conv_bf16_pairs(c, sram, g)) return;
   const std::byte* in = sram.data() + c.in_addr;
-  std::vector<float> in_wide;
   if (c.in_dtype != NPU_DTYPE_FP32) {
-    in_wide =
-        read_float_array(sram, c.in_dtype, c.in_addr, static_cast<size_t>(g.ih * g.iw * g.ic));
-    in = reinterpret_cast<const std::byte*>(in_wide.data());
+    // The output-channel slices of one layer read the same input tile: widened once.
+    static thread_local PackedCache<WideTile> wide;
+    const auto count = static_cast<size_t>(g.ih * g.iw * g.ic);
+    in = reinterpret_cast<const std::byte*>(
+        wide.get(in, c.in_addr, uint64_t{count} * 2, {count, c.in_dtype, 0, 0},
+                 [&](std::optional<WideTile>& t) { t.emplace(in, c.in_dtype, count); })
+            .data.get());
   }
   std::byte* out = sram.data() + c.out_addr;
   const uint8_t odt = c.out_dtype;
@@ -167,17 +139,19 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
     return;
   }
 
-  // fp32 weights are packed straight from SRAM, unless a later group's weights could be
-  // overwritten by an earlier group's output; half ones are widened once first.
+  // Weights (fp32, or half widened as they are packed) are packed straight from SRAM, unless
+  // a later group's weights could be overwritten by an earlier group's output.
   std::vector<float> w_wide;
   const std::byte* w = sram.data() + c.w_addr;
-  const uint64_t w_bytes = static_cast<uint64_t>(g.oc) * k * sizeof(float);
+  uint8_t w_dtype = c.w_dtype;
+  const uint64_t w_bytes = static_cast<uint64_t>(g.oc) * k * isa::dtype_size(w_dtype);
   const uint64_t out_bytes = static_cast<uint64_t>(g.m()) * static_cast<uint64_t>(g.oc) * oes;
-  if (c.w_dtype != NPU_DTYPE_FP32 ||
-      (g.groups > 1 && ranges_overlap(c.w_addr, w_bytes, c.out_addr, out_bytes))) {
+  if (g.groups > 1 && ranges_overlap(c.w_addr, w_bytes, c.out_addr, out_bytes)) {
     w_wide = read_float_array(sram, c.w_dtype, c.w_addr, static_cast<size_t>(g.oc) * k);
     w = reinterpret_cast<const std::byte*>(w_wide.data());
+    w_dtype = NPU_DTYPE_FP32;
   }
+  const size_t w_es = isa::dtype_size(w_dtype);
   const bool direct_rows = g.pointwise() && g.groups == 1;
   const bool split = splittable(c, g, isa::dtype_size(c.in_dtype), oes);
   // Enough input channels per tap: the tile kernel reads each tap's channels where they lie
@@ -185,13 +159,17 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   // 4-byte aligned (fp32 loads; the widened copy of a half input always is).
   const bool in_place_taps =
       !direct_rows && static_cast<size_t>(g.cin_g) >= kTapMinChannels && aligned4(in);
-  static thread_local PackedWeights cache;
+  static thread_local PackedCache<PackedF32> cache;
   std::optional<PackedF32> own;  // a group's panels, or weights not read from SRAM
   for (int64_t grp = 0; grp < g.groups; ++grp) {
-    const std::byte* wg = w + static_cast<size_t>(grp * g.cout_g) * k * sizeof(float);
-    const PackedF32& packed = g.groups == 1 && w_wide.empty()
-                                  ? cache.get(wg, c.w_addr, static_cast<size_t>(g.cout_g), k)
-                                  : own.emplace(wg, k, static_cast<size_t>(g.cout_g), k);
+    const std::byte* wg = w + static_cast<size_t>(grp * g.cout_g) * k * w_es;
+    const auto n = static_cast<size_t>(g.cout_g);
+    const PackedF32& packed =
+        g.groups == 1
+            ? cache.get(wg, c.w_addr, uint64_t{n} * k * w_es,
+                        {n, k, reinterpret_cast<uintptr_t>(&f32_kernel(n)), w_dtype},
+                        [&](std::optional<PackedF32>& p) { p.emplace(wg, w_dtype, k, n, k); })
+            : own.emplace(wg, w_dtype, k, n, k);
     const float* gbias = bias.empty() ? nullptr : bias.data() + grp * g.cout_g;
     auto store = [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
       for (size_t r = 0; r < rows; ++r)
@@ -202,14 +180,8 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
       const auto* xin = reinterpret_cast<const float*>(in) + grp * g.cin_g;
       gemm_f32_taps(
           packed, g.m(), static_cast<size_t>(g.kh * g.kw), static_cast<size_t>(g.cin_g),
-          [&](size_t m, const float** runs) {
-            const int64_t oy = static_cast<int64_t>(m) / g.ow, ox = static_cast<int64_t>(m) % g.ow;
-            for (int64_t ky = 0; ky < g.kh; ++ky) {
-              const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-              const bool row_in = iy >= 0 && iy < g.ih;
-              for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw)
-                *runs++ = row_in && ix >= 0 && ix < g.iw ? xin + (iy * g.iw + ix) * g.ic : nullptr;
-            }
+          [&](size_t m0, size_t rows, const float** table, size_t ld, const float* pad) {
+            tap_table(g, xin, g.ic, m0, rows, table, ld, pad);
           },
           store, split);
       continue;
@@ -252,165 +224,13 @@ void conv_f32(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) 
   }
 }
 
-// --------------------------------------------------------------------------------- integer
-
-/// Direct loop in wrapping 64-bit arithmetic: any zero points, any K.
-void conv_q_direct(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g,
-                   const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
-  const std::byte* in = sram.data() + c.in_addr;
-  const std::byte* w = sram.data() + c.w_addr;
-  std::byte* out = sram.data() + c.out_addr;
-  const size_t k = g.k();
-  std::vector<int64_t> acc(static_cast<size_t>(g.oc));
-  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      for (int64_t o = 0; o < g.oc; ++o) {
-        const int64_t grp = o / g.cout_g;
-        const int64_t wzp = q[static_cast<size_t>(o)].w_zp;
-        uint64_t s = 0;
-        for (int64_t ky = 0; ky < g.kh; ++ky)
-          for (int64_t kx = 0; kx < g.kw; ++kx) {
-            const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-            const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-            if (iy < 0 || iy >= g.ih || ix < 0 || ix >= g.iw) continue;
-            const size_t xi = static_cast<size_t>((iy * g.iw + ix) * g.ic + grp * g.cin_g);
-            const size_t wi =
-                static_cast<size_t>(o) * k + static_cast<size_t>((ky * g.kw + kx) * g.cin_g);
-            for (int64_t ci = 0; ci < g.cin_g; ++ci) {
-              const int64_t xv =
-                  ld_int(in, xi + static_cast<size_t>(ci), c.in_dtype) - int64_t{c.in_zp};
-              const int64_t wv = ld_int(w, wi + static_cast<size_t>(ci), c.w_dtype) - wzp;
-              s += static_cast<uint64_t>(xv) * static_cast<uint64_t>(wv);
-            }
-          }
-        acc[static_cast<size_t>(o)] = static_cast<int64_t>(s);
-      }
-      qo.store_row(out + static_cast<size_t>((oy * g.ow + ox) * g.oc) * isa::dtype_size(qo.dtype),
-                   acc.data(), q.data(), static_cast<size_t>(g.oc));
-    }
-}
-
-/// Depthwise, channel multiplier 1, zero points inside their dtypes: |x - zp|, |w - zp| <=
-/// 255, so taps * 255^2 < 2^31 keeps an int32 accumulator exact.
-bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g,
-                      const std::vector<npu_chan_qparams>& q, const QOutput& qo) {
-  const size_t taps = static_cast<size_t>(g.kh * g.kw), ch = static_cast<size_t>(g.oc);
-  if (!g.depthwise() || g.cin_g != 1 || taps > 33000) return false;
-  const int32_t in_zp = c.in_zp;
-  if (in_zp < ref::dtype_min(c.in_dtype) || in_zp > ref::dtype_max(c.in_dtype)) return false;
-  for (const auto& p : q)
-    if (p.w_zp < ref::dtype_min(c.w_dtype) || p.w_zp > ref::dtype_max(c.w_dtype)) return false;
-
-  const std::byte* in = sram.data() + c.in_addr;
-  const std::byte* w = sram.data() + c.w_addr;
-  std::byte* out = sram.data() + c.out_addr;
-  std::vector<int16_t> wt(taps * ch);
-  for (size_t ci = 0; ci < ch; ++ci)
-    for (size_t t = 0; t < taps; ++t)
-      wt[t * ch + ci] = static_cast<int16_t>(ld_int(w, ci * taps + t, c.w_dtype) - q[ci].w_zp);
-  std::vector<int32_t> acc(ch);
-  std::vector<int64_t> acc64(ch);
-  const size_t out_esize = isa::dtype_size(qo.dtype);
-  const bool in_signed = c.in_dtype == NPU_DTYPE_INT8;
-  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy)
-    for (int64_t ox = 0; ox < g.ow; ++ox) {
-      std::fill(acc.begin(), acc.end(), 0);
-      for (int64_t ky = 0; ky < g.kh; ++ky) {
-        const int64_t iy = oy * g.sh - g.pt + ky * g.dh;
-        if (iy < 0 || iy >= g.ih) continue;
-        for (int64_t kx = 0; kx < g.kw; ++kx) {
-          const int64_t ix = ox * g.sw - g.pl + kx * g.dw;
-          if (ix < 0 || ix >= g.iw) continue;
-          const int16_t* wk = wt.data() + static_cast<size_t>(ky * g.kw + kx) * ch;
-          if (in_signed) {
-            const auto* x = reinterpret_cast<const int8_t*>(in + (iy * g.iw + ix) * g.ic);
-            for (size_t ci = 0; ci < ch; ++ci)
-              acc[ci] += static_cast<int32_t>(static_cast<int16_t>(x[ci] - in_zp) * wk[ci]);
-          } else {
-            const auto* x = reinterpret_cast<const uint8_t*>(in + (iy * g.iw + ix) * g.ic);
-            for (size_t ci = 0; ci < ch; ++ci)
-              acc[ci] += static_cast<int32_t>(x[ci] - in_zp) * wk[ci];
-          }
-        }
-      }
-      for (size_t ci = 0; ci < ch; ++ci) acc64[ci] = acc[ci];
-      qo.store_row(out + static_cast<size_t>(oy * g.ow + ox) * ch * out_esize, acc64.data(),
-                   q.data(), ch);
-    }
-  return true;
-}
-
-void conv_q(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g) {
-  const std::vector<npu_chan_qparams> q =
-      read_qparams(sram, c.chan_addr, static_cast<size_t>(g.oc));
-  const QOutput qo(c.out_dtype, c.out_zp, c.clamp_min, c.clamp_max);
-  if (conv_q_depthwise(c, sram, g, q, qo)) return;
-
-  const size_t k = g.k();
-  const int64_t azp = int64_t{c.in_zp} + a_shift(c.in_dtype);
-  std::vector<int32_t> bzp(q.size());
-  for (size_t o = 0; o < q.size(); ++o)
-    bzp[o] = static_cast<int32_t>(
-        std::clamp<int64_t>(int64_t{q[o].w_zp} + b_shift(c.w_dtype), INT32_MIN, INT32_MAX));
-  bool ok = q8_gemm_ok(azp, bzp, k);
-  for (const auto& p : q) ok = ok && p.w_zp == bzp[&p - q.data()] - b_shift(c.w_dtype);
-  if (!ok) return conv_q_direct(c, sram, g, q, qo);
-
-  // Weights into the int8 domain.
-  const size_t wn = static_cast<size_t>(g.oc) * k;
-  const Scratch<int8_t> w(wn);  // every element written below
-  const auto* wsrc = reinterpret_cast<const uint8_t*>(sram.data() + c.w_addr);
-  const uint8_t wflip = c.w_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
-  for (size_t i = 0; i < wn; ++i) w[i] = static_cast<int8_t>(wsrc[i] ^ wflip);
-
-  const auto* in = reinterpret_cast<const uint8_t*>(sram.data() + c.in_addr);
-  const uint8_t aflip = c.in_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
-  const uint8_t apad = static_cast<uint8_t>(azp);  // (x - zp) == 0 at padded positions
-  std::byte* out = sram.data() + c.out_addr;
-  const size_t out_esize = isa::dtype_size(qo.dtype);
-  const bool direct_rows = g.pointwise() && g.groups == 1;
-  const bool split = splittable(c, g, 1, out_esize);
-
-  for (int64_t grp = 0; grp < g.groups; ++grp) {
-    const size_t n0 = static_cast<size_t>(grp * g.cout_g);
-    const PackedQ8 packed(w.get() + n0 * k, k, static_cast<size_t>(g.cout_g), k,
-                          std::span<const int32_t>(bzp).subspan(n0, static_cast<size_t>(g.cout_g)));
-    auto fill = [&](size_t m0, size_t rows, uint8_t* dst, size_t lda) {
-      if (direct_rows) {
-        for (size_t r = 0; r < rows; ++r) {
-          const uint8_t* s = in + (m0 + r) * k;
-          uint8_t* d = dst + r * lda;
-          for (size_t i = 0; i < k; ++i) d[i] = s[i] ^ aflip;
-        }
-        return;
-      }
-      im2col(
-          g, grp, in, m0, rows, dst, lda,
-          [aflip](uint8_t* d, const uint8_t* s, size_t n) {
-            for (size_t i = 0; i < n; ++i) d[i] = s[i] ^ aflip;
-          },
-          [apad](uint8_t* d, size_t n) { std::memset(d, apad, n); });
-    };
-    gemm_q8(
-        packed, g.m(), static_cast<int32_t>(azp), fill,
-        [&](size_t m0, size_t rows, const int64_t* acc, size_t ldacc) {
-          for (size_t r = 0; r < rows; ++r)
-            qo.store_row(out + ((m0 + r) * static_cast<size_t>(g.oc) + n0) * out_esize,
-                         acc + r * ldacc, q.data() + n0, static_cast<size_t>(g.cout_g));
-        },
-        split);
-  }
-}
-
-}  // namespace
-
 void conv2d(const npu_cmd_conv2d& c, std::span<std::byte> sram, std::byte* /*dram*/) {
   const Geo g = geometry(c);
   if (g.m() == 0 || g.oc == 0) return;
   if (isa::dtype_is_float(c.in_dtype))
-    conv_f32(c, sram, g);
+    conv_float(c, sram, g);
   else
-    conv_q(c, sram, g);
+    conv_int(c, sram, g);
 }
 
 }  // namespace npu::emu::kern

@@ -1,34 +1,23 @@
 // Batched MATMUL: out[b] = A[b] x B[b] (B optionally stored transposed), through the packed
 // GEMMs of gemm.h. A broadcast B (batch stride 0) is packed once for all batches.
+#include <array>
 #include <cstring>
 #include <optional>
 #include <vector>
 
 #include "cancel.h"
 #include "gemm.h"
+#include "gemm_q8.h"
 #include "matrix_common.h"
 #include "npu/isa/dtype.h"
 #include "ops.h"
+#include "quant_out.h"
 
 namespace npu::emu::kern {
 namespace {
 
-/// B of batch b as rows [n][k] of T (converted by `conv`), whatever its stored layout.
-template <class T, class Conv>
-std::vector<T> b_rows(const npu_cmd_matmul& c, const std::byte* b, size_t esize, Conv&& conv) {
-  const size_t k = c.k, n = c.n;
-  std::vector<T> rows(n * k);
-  if ((c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
-    for (size_t i = 0; i < n * k; ++i) rows[i] = conv(b + i * esize);
-  } else {
-    for (size_t kk = 0; kk < k; ++kk)
-      for (size_t j = 0; j < n; ++j) rows[j * k + kk] = conv(b + (kk * n + j) * esize);
-  }
-  return rows;
-}
-
 /// The float modes: fp32, and (ISA 1.1) fp16/bf16, whose A rows are widened block by block
-/// and B once per packing into fp32 (exact), through the same fp32 GEMM; a half output is
+/// and B as it is packed into fp32 (exact), through the same fp32 GEMM; a half output is
 /// rounded to nearest even at the end.
 void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
   const size_t m = c.m, k = c.k, n = c.n;
@@ -43,15 +32,10 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride} * bes;
     std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
     if (!packed || c.b_batch_stride != 0) {
-      if (bdt == NPU_DTYPE_FP32 && (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0) {
-        packed.emplace(b, k, n, k);  // already rows [n][k]: packed straight from SRAM
-      } else if (bdt == NPU_DTYPE_FP32) {
-        packed.emplace(PackedF32::KMajor{}, b, n, n, k);  // [k][n]: row copies into panels
-      } else {
-        const std::vector<float> rows = b_rows<float>(
-            c, b, 2, [bdt](const std::byte* p) { return isa::half_to_fp32(bdt, ld<uint16_t>(p)); });
-        packed.emplace(rows.data(), k, n, k);
-      }
+      if ((c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0)
+        packed.emplace(b, bdt, k, n, k);  // already rows [n][k]: packed straight from SRAM
+      else
+        packed.emplace(PackedF32::KMajor{}, b, bdt, n, n, k);  // [k][n]: rows into panels
     }
     gemm_f32(
         *packed, m,
@@ -98,50 +82,70 @@ void matmul_q_direct(const npu_cmd_matmul& c, std::span<std::byte> sram,
   }
 }
 
+/// Sum of a row of k bytes of A (stored domain).
+int64_t row_sum(const uint8_t* a, size_t k, bool a_signed) {
+  int64_t s = 0;
+  if (a_signed)
+    for (size_t i = 0; i < k; ++i) s += static_cast<int8_t>(a[i]);
+  else
+    for (size_t i = 0; i < k; ++i) s += a[i];
+  return s;
+}
+
 void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
   const size_t m = c.m, k = c.k, n = c.n;
   const std::vector<npu_chan_qparams> q = read_qparams(sram, c.chan_addr, n);
   const QOutput qo(c.out_dtype, c.out_zp, c.clamp_min, c.clamp_max);
-  const int64_t azp = int64_t{c.a_zp} + a_shift(c.a_dtype);
-  std::vector<int32_t> bzp(n);
-  bool ok = true;
-  for (size_t j = 0; j < n; ++j) {
-    const int64_t z = int64_t{q[j].w_zp} + b_shift(c.b_dtype);
-    ok = ok && z >= INT32_MIN && z <= INT32_MAX;
-    bzp[j] = ok ? static_cast<int32_t>(z) : 0;
-  }
-  if (!ok || !q8_gemm_ok(azp, bzp, k)) return matmul_q_direct(c, sram, q, qo);
+  const bool a_signed = c.a_dtype == NPU_DTYPE_INT8;
+  const int64_t azp = c.a_zp;  // in A's own domain
+  std::vector<int32_t> wzp(n);
+  for (size_t j = 0; j < n; ++j) wzp[j] = q[j].w_zp;
+  if (!q8_gemm_ok(a_signed, azp, wzp, k)) return matmul_q_direct(c, sram, q, qo);
 
-  const uint8_t aflip = c.a_dtype == NPU_DTYPE_INT8 ? 0x80 : 0;
-  const uint8_t bflip = c.b_dtype == NPU_DTYPE_UINT8 ? 0x80 : 0;
+  const bool tb = (c.hdr.flags & NPU_MM_FLAG_TRANSPOSE_B) != 0;
   const size_t oes = isa::dtype_size(qo.dtype);
+  const Q8Kernel& kr = q8_kernel(n);
+  const PackedQ8::Layout layout{n, 1, k, c.b_dtype == NPU_DTYPE_INT8, a_signed};
   std::optional<PackedQ8> packed;
+  std::optional<QuantOut> qout;
   for (size_t bt = 0; bt < c.batch; ++bt) {
     const auto* a =
         reinterpret_cast<const uint8_t*>(sram.data() + c.a_addr + bt * size_t{c.a_batch_stride});
-    const std::byte* b = sram.data() + c.b_addr + bt * size_t{c.b_batch_stride};
+    const auto* b =
+        reinterpret_cast<const uint8_t*>(sram.data() + c.b_addr + bt * size_t{c.b_batch_stride});
     std::byte* out = sram.data() + c.out_addr + bt * size_t{c.out_batch_stride} * oes;
     if (!packed || c.b_batch_stride != 0) {
-      const std::vector<int8_t> rows = b_rows<int8_t>(c, b, 1, [bflip](const std::byte* p) {
-        return static_cast<int8_t>(std::to_integer<uint8_t>(*p) ^ bflip);
-      });
-      packed.emplace(rows.data(), k, n, k, bzp);
+      if (tb)
+        packed.emplace(kr, layout, b, k, wzp);
+      else
+        packed.emplace(PackedQ8::KMajor{}, kr, layout, b, n, wzp);
+      qout.emplace(qo, q.data(), *packed, azp);
     }
-    gemm_q8(
-        *packed, m, static_cast<int32_t>(azp),
-        [&](size_t m0, size_t r, uint8_t* dst, size_t lda) {
-          for (size_t i = 0; i < r; ++i) {
-            const uint8_t* s = a + (m0 + i) * k;
-            uint8_t* d = dst + i * lda;
-            for (size_t kk = 0; kk < k; ++kk) d[kk] = s[kk] ^ aflip;
-          }
-        },
-        [&](size_t m0, size_t r, const int64_t* acc, size_t ldacc) {
-          for (size_t i = 0; i < r; ++i)
-            qo.store_row(out + (m0 + i) * n * oes, acc + i * ldacc, q.data(), n);
-        },
+    const auto store = [&](size_t m0, size_t r, QSums s) {
+      std::array<int64_t, kGemmMB> rowsums;  // a block has at most kGemmMB rows
+      if (qout->needs_rowsum())
+        for (size_t i = 0; i < r; ++i) rowsums[i] = row_sum(a + (m0 + i) * k, k, a_signed);
+      qout->rows(out + m0 * n * oes, n * oes, s, r,
+                 qout->needs_rowsum() ? rowsums.data() : nullptr);
+    };
+    const bool split =
         worth_splitting(m, n, k) && !ranges_overlap(reinterpret_cast<uintptr_t>(a), m * k,
-                                                    reinterpret_cast<uintptr_t>(out), m * n * oes));
+                                                    reinterpret_cast<uintptr_t>(out), m * n * oes);
+    if (k % 4 == 0) {  // A's rows read where they lie
+      gemm_q8_taps(
+          *packed, m, static_cast<uint8_t>(azp),
+          [&](size_t m0, size_t r, const uint8_t** table, size_t, const uint8_t*) {
+            for (size_t i = 0; i < r; ++i) table[i] = a + (m0 + i) * k;
+          },
+          store, split);
+    } else {
+      gemm_q8_rows(
+          *packed, m, k,
+          [&](size_t m0, size_t r, uint8_t* dst, size_t lda) {
+            for (size_t i = 0; i < r; ++i) std::memcpy(dst + i * lda, a + (m0 + i) * k, k);
+          },
+          store, split);
+    }
   }
 }
 

@@ -22,10 +22,10 @@ FreeList& free_list() {
 ScratchBlock take_scratch(size_t bytes) {
   bytes = std::max<size_t>(bytes, 64);
   FreeList& fl = free_list();
-  // The smallest free block that fits.
+  // The smallest free block that fits; of equal ones the last given back (warm in cache).
   auto best = fl.blocks.end();
   for (auto it = fl.blocks.begin(); it != fl.blocks.end(); ++it)
-    if (it->size >= bytes && (best == fl.blocks.end() || it->size < best->size)) best = it;
+    if (it->size >= bytes && (best == fl.blocks.end() || it->size <= best->size)) best = it;
   if (best != fl.blocks.end()) {
     ScratchBlock b = std::move(*best);
     fl.blocks.erase(best);

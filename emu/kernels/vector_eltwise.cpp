@@ -2,10 +2,12 @@
 // dropped, dims merged where every operand is contiguous across them) so the inner loop is
 // as long as possible; the op is a template constant (with_const), so the per-element
 // function of npu/ref/scalar.h is inlined with its switch folded, and the contiguous /
-// broadcast inner loops vectorize where the function allows.
+// broadcast inner loops vectorize where the function allows; fp32 EXP and SIGMOID runs go
+// through exp_f32.h (16 per instruction, the C library's bits).
 #include <array>
 #include <cstdint>
 
+#include "exp_f32.h"
 #include "npu/isa/dtype.h"
 #include "npu/ref/scalar.h"
 #include "ops.h"
@@ -179,6 +181,21 @@ void activation(const npu_cmd_activation& c, std::span<std::byte> sram, std::byt
     constexpr uint8_t kFn = decltype(fn)::value;
     switch (c.dtype) {
       case NPU_DTYPE_FP32:
+        if constexpr (kFn == NPU_ACT_SIGMOID || kFn == NPU_ACT_EXP) {
+          if (exp_f32_vectorized()) {  // contiguous runs 16 at a time, the same bits
+            const Space<2> s = collapse<2>(c.shape, {&c.in, &c.out});
+            for_runs<2>(s, {sram.data() + c.in.addr, sram.data() + c.out.addr}, {4, 4},
+                        [&](const auto& p, uint64_t n, const auto& st) {
+                          if (st[0] == 1 && st[1] == 1)
+                            (kFn == NPU_ACT_SIGMOID ? sigmoid_f32 : exp_f32)(p[0], p[1], n);
+                          else
+                            unary_run<float>(p, n, st, [=](float x) {
+                              return ref::activation(kFn, x, alpha, beta);
+                            });
+                        });
+            break;
+          }
+        }
         unary<float>(c, sram, [=](float x) { return ref::activation(kFn, x, alpha, beta); });
         break;
       case NPU_DTYPE_INT32:

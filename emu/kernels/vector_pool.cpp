@@ -30,7 +30,9 @@ void pool_typed(const npu_cmd_pool& c, std::span<std::byte> sram) {
   const int64_t ph_end = ih + c.pad_bottom, pw_end = iw + c.pad_right;
   const size_t ch = c.channels;
   const bool count_pad = (c.hdr.flags & NPU_POOL_FLAG_COUNT_PAD) != 0;
-  using Acc = std::conditional_t<std::is_same_v<T, float>, float, int64_t>;
+  // Integer MAX keeps the element type (exact, and 64 lanes per AVX-512 register, not 8).
+  using Acc =
+      std::conditional_t<std::is_same_v<T, float>, float, std::conditional_t<kMax, T, int64_t>>;
   std::vector<Acc> acc(ch);
 
   for (int64_t oy = 0; oy < oh && !cancelled(); ++oy)

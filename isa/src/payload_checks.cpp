@@ -28,6 +28,16 @@ Error PayloadChecker::field_error(const std::string& field, const std::string& w
 
 Expected<void> PayloadChecker::zero(const char* field, const void* p, size_t n) const {
   const auto* b = static_cast<const uint8_t*>(p);
+  // Every command of every submitted job passes here: test 8 bytes at a time first.
+  uint64_t any = 0;
+  size_t at = 0;
+  for (; at + 8 <= n; at += 8) {
+    uint64_t w;
+    std::memcpy(&w, b + at, 8);
+    any |= w;
+  }
+  for (; at < n; ++at) any |= b[at];
+  if (any == 0) return ok();
   for (size_t i = 0; i < n; ++i) {
     if (b[i] != 0) {
       return field_error(std::string(field) + (n > 1 ? "[" + std::to_string(i) + "]" : ""),

@@ -222,7 +222,7 @@ TEST_F(AbiSubmit, FaultBansTheContextAlone) {
 // evict an unretired job is ENOMEM.
 TEST_F(AbiSubmit, QueueFullIsEnomem) {
   NPU_ABI_REQUIRE_HANG();
-  const uint32_t blocker = f.ctx(DRM_NPU_PRIORITY_NORMAL);
+  const uint32_t blocker = f.ctx(DRM_NPU_PRIORITY_REALTIME);  // picked first, whenever
   const auto hung = hung_job();
   const Bo h = f.upload(hung);
   ASSERT_EQ(f.submit(blocker, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION), 0);
@@ -247,11 +247,13 @@ TEST_F(AbiSubmit, QueueFullIsEnomem) {
 TEST_F(AbiSubmit, HigherPriorityStartsFirst) {
   NPU_ABI_REQUIRE_HANG();
   NPU_ABI_REQUIRE(1, 0, DRM_NPU_CAP_PRIORITY);
-  const uint32_t low = f.ctx(DRM_NPU_PRIORITY_LOW);
+  // The hung job holds the device from a REALTIME context, so it is picked first even if the
+  // runner has not picked it yet when the others arrive.
+  const uint32_t blocker = f.ctx(DRM_NPU_PRIORITY_REALTIME);
   const uint32_t high = f.ctx(DRM_NPU_PRIORITY_HIGH);
   const auto hung = hung_job();
   const Bo h = f.upload(hung);
-  ASSERT_EQ(f.submit(low, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION), 0);
+  ASSERT_EQ(f.submit(blocker, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION), 0);
   uint64_t normal_seqno = 0, high_seqno = 0;
   ASSERT_EQ(f.submit(ctx, cmd, bytes.size(), refs(), 0, &normal_seqno), 0);
   ASSERT_EQ(f.submit(high, cmd, bytes.size(), refs(), 0, &high_seqno), 0);

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,6 +70,9 @@ class DaemonProcess {
   void start(std::vector<std::string> extra_args = {}) {
     pid_ = ::fork();
     if (pid_ == 0) {
+      // Dies with the test: a test killed by ctest's timeout must not leave a daemon holding
+      // ctest's output pipe (ctest waits for it to close).
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       std::vector<std::string> args = {NPU_DAEMON_EXE, "--socket", socket_};
       args.insert(args.end(), extra_args.begin(), extra_args.end());
       std::vector<char*> argv;

@@ -62,7 +62,9 @@ class Fuzzer {
   }
 
   std::vector<std::byte> hello_bytes() {
-    npu_daemon_hello h{NPU_DAEMON_VERSION, 1};
+    npu_daemon_hello h{};
+    h.min_version = NPU_DAEMON_VERSION;
+    h.pid = 1;
     return frame(NPU_DAEMON_HELLO, 1, wire::bytes_of(h));
   }
 

@@ -3,6 +3,7 @@
 // SIGKILL while its jobs are queued and running is cleaned up without touching the others; one
 // process can neither name nor reach another's buffers; stale and busy sockets; SIGTERM.
 #include <gmock/gmock.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -24,7 +25,10 @@ using namespace std::chrono_literals;
 // Runs `body` in a child process; returns its pid. The child exits with body's result.
 pid_t spawn(const std::function<int()>& body) {
   const pid_t pid = ::fork();
-  if (pid == 0) ::_exit(body());
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive a test ctest killed
+    ::_exit(body());
+  }
   return pid;
 }
 
@@ -229,6 +233,7 @@ TEST(DaemonProcesses, StaleSocketIsReusedAndABusyOneRefused) {
   // DaemonProcess makes its own directory; run the binary by hand on this path.
   const pid_t first = ::fork();
   if (first == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::execl(NPU_DAEMON_EXE, "npu-daemon", "--socket", path.c_str(), nullptr);
     ::_exit(127);
   }
@@ -239,6 +244,7 @@ TEST(DaemonProcesses, StaleSocketIsReusedAndABusyOneRefused) {
   // A second daemon on the same socket: one line, exit status 1, the first one untouched.
   const pid_t second = ::fork();
   if (second == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::execl(NPU_DAEMON_EXE, "npu-daemon", "--socket", path.c_str(), nullptr);
     ::_exit(127);
   }

@@ -20,11 +20,8 @@
 namespace npu::emu::test {
 namespace {
 
-constexpr kern::Isa kIsas[] = {kern::Isa::Portable, kern::Isa::Avx2, kern::Isa::Avx512};
-
-struct IsaGuard {
-  ~IsaGuard() { kern::set_kernel_isa(kern::Isa::Auto); }
-};
+constexpr kern::Isa kIsas[] = {kern::Isa::Portable, kern::Isa::Avx2, kern::Isa::AvxVnni,
+                               kern::Isa::Avx512, kern::Isa::Amx};
 
 int32_t dmin(uint8_t t) {
   return ref::dtype_min(t);
@@ -113,6 +110,12 @@ const ConvCase kConvCases[] = {
     {5, 6, 3, 3, 5, 5, 3, 1, 1, 1, 1, 4, 4, 4, 4},       // depthwise, pads > input
     {14, 14, 64, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // several blocks and panels
     {4, 4, 3, 5, 4, 4, 1, 1, 1, 1, 1, 0, 0, 0, 0},       // 1x1 output
+    // Integer taps read in place: 96 channels (AMX: one 64-byte step and a tail of 32), rows
+    // of 40 (equally spaced and gathered A tiles), wide and narrow panels; 20 channels at
+    // stride 2; a pointwise convolution's rows.
+    {6, 40, 96, 48, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},
+    {9, 9, 20, 16, 3, 3, 1, 2, 2, 1, 1, 1, 1, 1, 1},
+    {7, 7, 32, 40, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},
 };
 
 struct ConvSetup {
@@ -218,8 +221,9 @@ void check_conv_int(const ConvCase& cc, uint8_t in_t, uint8_t w_t, uint8_t out_t
         got = out_t == NPU_DTYPE_INT8 ? static_cast<int8_t>(out8[i]) : out8[i];
       }
       if (want != got && bad++ < 5)
-        ADD_FAILURE() << name(cc) << " isa " << static_cast<int>(isa) << " at " << i << ": want "
-                      << want << " got " << got;
+        ADD_FAILURE() << name(cc) << " " << isa::dtype_name(in_t) << "x" << isa::dtype_name(w_t)
+                      << "->" << isa::dtype_name(out_t) << " isa " << kern::isa_name(isa) << " at "
+                      << i << ": want " << want << " got " << got;
     }
     EXPECT_EQ(bad, 0u) << name(cc);
     // Nothing written past the output.
@@ -499,7 +503,7 @@ TEST(Gemm, NarrowPanelsGiveTheWidePanelsBits) {
     kern::set_kernel_isa(isa);
     const auto [cw, nr_wide] = run(wide);
     const auto [cn, nr_narrow] = run(narrow);
-    if (kern::selected_isa() == kern::Isa::Avx512) {
+    if (kern::isa_at_least(kern::Isa::Avx512)) {
       EXPECT_EQ(nr_wide, 32u);
       EXPECT_EQ(nr_narrow, 16u);
     }

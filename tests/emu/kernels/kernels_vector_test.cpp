@@ -3,10 +3,12 @@
 // and reductions within float tolerance.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <numeric>
 #include <vector>
 
+#include "cpu_isa.h"
 #include "npu/emu/kernels.h"
 #include "npu/ref/scalar.h"
 #include "test_util.h"
@@ -26,6 +28,9 @@ npu_vtensor view(uint32_t addr, std::array<uint32_t, 4> st) {
   for (int i = 0; i < 4; ++i) v.stride[i] = st[static_cast<size_t>(i)];
   return v;
 }
+
+/// The ISA levels with their own vector loops (cpu_isa.h): the scalar rule and AVX-512.
+constexpr kern::Isa kVectorIsas[] = {kern::Isa::Portable, kern::Isa::Avx512};
 
 TEST(Eltwise, Fp32BroadcastEveryOp) {
   const uint32_t shape[4] = {2, 3, 4, 5};
@@ -115,6 +120,48 @@ TEST(Activation, Fp32EveryFunctionStrided) {
           << int(fn) << " at " << i;
     }
   }
+}
+
+// fp32 EXP and SIGMOID run 16 lanes at a time at the AVX-512 level (exp_f32.h, glibc's expf
+// replayed), with the scalar function for |x| >= 88, infinities and NaN: the same bits as
+// ref::activation on every float exponent, both signs, the special thresholds, and runs of
+// every length mod 16, contiguous or strided. (All 2^32 inputs were compared once with a
+// separate program; see the commit that added exp_f32.)
+TEST(Activation, ExpAndSigmoidAreTheScalarBits) {
+  constexpr size_t kN = 70001;  // not a multiple of 16
+  std::vector<float> x(kN);
+  for (size_t i = 0; i < kN; ++i) x[i] = std::bit_cast<float>(static_cast<uint32_t>(i * 61357u));
+  const float edges[] = {88.0f, 88.72283f, -88.0f, -103.27893f, -103.97208f, -87.33655f};
+  for (size_t e = 0; e < std::size(edges); ++e)
+    for (size_t d = 0; d < 64; ++d)
+      x[e * 64 + d] =
+          std::bit_cast<float>(static_cast<uint32_t>(std::bit_cast<uint32_t>(edges[e]) + d - 32));
+  x[500] = INFINITY, x[501] = -INFINITY, x[502] = NAN, x[503] = -0.0f, x[504] = 0.0f;
+  for (size_t i = 600; i < 2600; ++i) x[i] = static_cast<float>(i - 1600) * 0.01f;
+  for (kern::Isa isa : kVectorIsas)
+    for (uint8_t fn : {uint8_t{NPU_ACT_EXP}, uint8_t{NPU_ACT_SIGMOID}})
+      for (uint32_t stride : {1u, 2u}) {
+        IsaGuard guard;
+        kern::set_kernel_isa(isa);
+        Sram s;
+        s.put(kA, x);
+        npu_cmd cmd = zero_cmd(NPU_OP_ACTIVATION, NPU_ENGINE_VECTOR);
+        auto& c = cmd.activation;
+        c.func = fn, c.dtype = NPU_DTYPE_FP32;
+        const uint32_t n = static_cast<uint32_t>(kN / stride);
+        const uint32_t shape[4] = {1, 1, 1, n};
+        std::copy(shape, shape + 4, c.shape);
+        c.in = view(kA, {0, 0, 0, stride});
+        c.out = view(kO + 0x80000, {0, 0, 0, 1});
+        run_vector(cmd, s.span());
+        const auto out = s.get<float>(kO + 0x80000, n);
+        for (size_t i = 0; i < n; ++i) {
+          const float want = ref::activation(fn, x[i * stride], 0.0f, 0.0f);
+          ASSERT_TRUE(same_bits(out[i], want))
+              << kern::isa_name(isa) << " fn " << int(fn) << " x " << x[i * stride] << ": want "
+              << want << " got " << out[i];
+        }
+      }
 }
 
 TEST(Activation, IntegerFunctionsAndCopy) {
@@ -280,57 +327,74 @@ TEST(ScaleShift, PerChannel) {
 }
 
 TEST(Quantize, PerTensorAndPerChannel) {
+  IsaGuard guard;
   Sram s;
-  auto x = random_floats(2 * 3 * 5, -3, 3);
-  x[0] = NAN;
-  x[1] = 1e9f;
+  constexpr size_t kCount = 66, kInner = 11;  // 6 runs of 11: vector bodies and tails
+  auto x = random_floats(kCount, -3, 3);
+  x[0] = NAN, x[1] = 1e9f, x[2] = -INFINITY, x[3] = INFINITY, x[4] = -1e9f;
+  for (size_t i = 22; i < 33; ++i) x[i] = static_cast<float>(static_cast<int>(i) - 27) + 0.25f;
   s.put(kA, x);
-  std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}, {0.01f, 100}};
+  // Channel 2 has scale 0.5: its inputs k + 0.25 quantize to ties (2k + 0.5).
+  std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}, {0.5f, 100}};
   s.put(kP, q);
-  for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8})
-    for (uint32_t channels : {1u, 3u}) {
-      npu_cmd cmd = zero_cmd(NPU_OP_QUANTIZE, NPU_ENGINE_VECTOR);
-      auto& c = cmd.quant;
-      c.in_addr = kA, c.out_addr = kO, c.count = 30, c.channels = channels, c.inner = 5;
-      c.params_addr = kP, c.scale = 0.03f, c.zp = dt == NPU_DTYPE_UINT8 ? 128 : -2;
-      c.in_dtype = NPU_DTYPE_FP32, c.out_dtype = dt;
-      run_vector(cmd, s.span());
-      const auto out = s.get<uint8_t>(kO, 30);
-      for (size_t i = 0; i < 30; ++i) {
-        const float scale = channels == 1 ? c.scale : q[(i / 5) % 3].scale;
-        const int32_t zp = channels == 1 ? c.zp : q[(i / 5) % 3].zp;
-        const int32_t want = ref::quantize(x[i], scale, zp, ref::dtype_min(dt), ref::dtype_max(dt));
-        const int32_t got = dt == NPU_DTYPE_INT8 ? static_cast<int8_t>(out[i]) : out[i];
-        ASSERT_EQ(got, want) << i;
+  for (kern::Isa isa : kVectorIsas)
+    for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8})
+      for (uint32_t channels : {1u, 3u}) {
+        kern::set_kernel_isa(isa);
+        npu_cmd cmd = zero_cmd(NPU_OP_QUANTIZE, NPU_ENGINE_VECTOR);
+        auto& c = cmd.quant;
+        c.in_addr = kA, c.out_addr = kO, c.count = kCount, c.channels = channels;
+        c.inner = kInner, c.params_addr = kP, c.scale = 0.03f;
+        c.zp = dt == NPU_DTYPE_UINT8 ? 128 : -2;
+        c.in_dtype = NPU_DTYPE_FP32, c.out_dtype = dt;
+        s.put(kO, std::vector<uint8_t>(kCount + 1, 0xA5));
+        run_vector(cmd, s.span());
+        const auto out = s.get<uint8_t>(kO, kCount + 1);
+        for (size_t i = 0; i < kCount; ++i) {
+          const float scale = channels == 1 ? c.scale : q[(i / kInner) % 3].scale;
+          const int32_t zp = channels == 1 ? c.zp : q[(i / kInner) % 3].zp;
+          const int32_t want =
+              ref::quantize(x[i], scale, zp, ref::dtype_min(dt), ref::dtype_max(dt));
+          const int32_t got = dt == NPU_DTYPE_INT8 ? static_cast<int8_t>(out[i]) : out[i];
+          ASSERT_EQ(got, want) << kern::isa_name(isa) << " " << i;
+        }
+        EXPECT_EQ(out[kCount], 0xA5) << "written past the output";
       }
-    }
 }
 
 TEST(Dequantize, Int8Uint8Int32) {
+  IsaGuard guard;
   Sram s;
+  constexpr size_t kCount = 45, kInner = 9;
   std::vector<npu_qparam> q{{0.02f, 3}, {0.05f, -7}};
   s.put(kP, q);
-  for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32}) {
-    auto x = random_ints<int32_t>(12, ref::dtype_min(dt) / 2, ref::dtype_max(dt) / 2);
-    std::vector<std::byte> raw(12 * 4);
-    for (size_t i = 0; i < 12; ++i) {
-      if (dt == NPU_DTYPE_INT32)
-        std::memcpy(raw.data() + i * 4, &x[i], 4);
-      else
-        raw[i] = static_cast<std::byte>(x[i]);
+  for (kern::Isa isa : kVectorIsas)
+    for (uint8_t dt : {NPU_DTYPE_INT8, NPU_DTYPE_UINT8, NPU_DTYPE_INT32}) {
+      kern::set_kernel_isa(isa);
+      auto x = random_ints<int32_t>(kCount, ref::dtype_min(dt) / 2, ref::dtype_max(dt) / 2);
+      if (dt != NPU_DTYPE_INT32) x[0] = ref::dtype_min(dt), x[1] = ref::dtype_max(dt);
+      std::vector<std::byte> raw(kCount * 4);
+      for (size_t i = 0; i < kCount; ++i) {
+        if (dt == NPU_DTYPE_INT32)
+          std::memcpy(raw.data() + i * 4, &x[i], 4);
+        else
+          raw[i] = static_cast<std::byte>(x[i]);
+      }
+      s.put(kA, raw);
+      npu_cmd cmd = zero_cmd(NPU_OP_DEQUANTIZE, NPU_ENGINE_VECTOR);
+      auto& c = cmd.quant;
+      c.in_addr = kA, c.out_addr = kO, c.count = kCount, c.channels = 2, c.inner = kInner;
+      c.params_addr = kP, c.in_dtype = dt, c.out_dtype = NPU_DTYPE_FP32;
+      s.put(kO, std::vector<float>(kCount + 1, 7.0f));
+      run_vector(cmd, s.span());
+      const auto out = s.get<float>(kO, kCount + 1);
+      for (size_t i = 0; i < kCount; ++i) {
+        const auto& p = q[(i / kInner) % 2];
+        ASSERT_TRUE(same_bits(out[i], ref::dequantize(x[i], p.scale, p.zp)))
+            << kern::isa_name(isa) << " " << i;
+      }
+      EXPECT_EQ(out[kCount], 7.0f) << "written past the output";
     }
-    s.put(kA, raw);
-    npu_cmd cmd = zero_cmd(NPU_OP_DEQUANTIZE, NPU_ENGINE_VECTOR);
-    auto& c = cmd.quant;
-    c.in_addr = kA, c.out_addr = kO, c.count = 12, c.channels = 2, c.inner = 3;
-    c.params_addr = kP, c.in_dtype = dt, c.out_dtype = NPU_DTYPE_FP32;
-    run_vector(cmd, s.span());
-    const auto out = s.get<float>(kO, 12);
-    for (size_t i = 0; i < 12; ++i) {
-      const auto& p = q[(i / 3) % 2];
-      ASSERT_TRUE(same_bits(out[i], ref::dequantize(x[i], p.scale, p.zp))) << i;
-    }
-  }
 }
 
 TEST(Requantize, Int32ToInt8AndUint8ToUint8) {

@@ -1,4 +1,5 @@
-// Helpers of the kernel tests: an SRAM buffer with typed put/get and random data.
+// Helpers of the kernel tests: an SRAM buffer with typed put/get, random data, and a guard
+// that puts the kernels' ISA level (cpu_isa.h) back to Auto.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +9,15 @@
 #include <span>
 #include <vector>
 
+#include "cpu_isa.h"
 #include "npu_isa.h"
 
 namespace npu::emu::test {
+
+/// Restores the automatic ISA level when a test that forced levels ends.
+struct IsaGuard {
+  ~IsaGuard() { kern::set_kernel_isa(kern::Isa::Auto); }
+};
 
 class Sram {
  public:

@@ -134,7 +134,9 @@ TEST(KmdShare, ExportOutlivesItsHandleAndItsFile) {
 TEST(KmdShare, RaceCheckerSeesUnorderedJobsAndFencesOrderThem) {
   Kmd kmd(config_with_watchdog(150));
   Client a(kmd), b(kmd);
-  uint32_t blocker = a.ctx();
+  // The blocker is REALTIME: picked first even if the runner is late, so the writer is still
+  // pending when the reader is submitted.
+  uint32_t blocker = a.ctx(DRM_NPU_PRIORITY_REALTIME);
   const uint32_t writer = a.ctx(), reader = b.ctx();
   const BoHandle shared = a.bo(4096), src = a.bo(4096);
   int fd = -1;
@@ -203,7 +205,7 @@ TEST(KmdShare, RaceCheckerSeesUnorderedJobsAndFencesOrderThem) {
     drm_npu_wait w{};
     ASSERT_EQ(b.wait(reader, r.seqno, deadline_ms(10'000), &w), 0);
     ::close(wfence);
-    blocker = a.ctx();  // the old one is banned now: a new one for the next round
+    blocker = a.ctx(DRM_NPU_PRIORITY_REALTIME);  // the old one is banned: a new one
   }
   ::close(fd);
 }

@@ -25,7 +25,8 @@ class FenceCts : public CtsTest {
   }
 
   // A job only the watchdog ends (cts_config: 300 ms), on its own context: it holds the
-  // device while the jobs under test queue behind it.
+  // device while the jobs under test queue behind it. On a REALTIME context it is the first
+  // pick even if the runner has not picked it yet when the jobs under test arrive.
   Expected<Job> block_device(Context& ctx) {
     CommandBuffer cb(*device_);
     record_hang(cb);
@@ -68,7 +69,7 @@ TEST_P(FenceCts, OutFenceSignalsWithTheJobsStatus) {
 TEST_P(FenceCts, FenceOrdersAJobOfAnotherContext) {
   for (bool fenced : {true, false}) {
     SCOPED_TRACE(fenced ? "with the fence" : "without the fence");
-    auto blocker = ctx(Priority::kLow);
+    auto blocker = ctx(Priority::kRealtime);
     auto normal = ctx(Priority::kNormal);
     auto high = ctx(Priority::kHigh);
     ASSERT_TRUE(blocker && normal && high);
