@@ -12,7 +12,8 @@
 namespace npu::daemon {
 
 Expected<std::unique_ptr<ServerThread>> ServerThread::start(isa::DeviceConfig config,
-                                                            std::string socket_path) {
+                                                            std::string socket_path,
+                                                            ServerOptions options) {
   std::unique_ptr<ServerThread> t(new ServerThread());
   if (socket_path.empty()) {
     const char* tmp = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
@@ -27,7 +28,7 @@ Expected<std::unique_ptr<ServerThread>> ServerThread::start(isa::DeviceConfig co
     t->temp_dir_ = buf.data();
     socket_path = t->temp_dir_ + "/npu0.sock";
   }
-  auto server = Server::create(std::move(socket_path), std::move(config));
+  auto server = Server::create(std::move(socket_path), std::move(config), std::move(options));
   if (!server) {
     if (!t->temp_dir_.empty()) ::rmdir(t->temp_dir_.c_str());
     return server.error();

@@ -298,8 +298,8 @@ void Scheduler::requeue_preempted_locked(const std::shared_ptr<Job>& job, JobRes
               job->yield_reason == Job::Yield::kHigherPriority ? "higher priority"
               : job->yield_reason == Job::Yield::kTimeSlice    ? "time slice"
                                                                : "stress");
-  if (ctx.destroyed || ctx.banned.load(std::memory_order_relaxed)) {
-    // The context went away while the part ran: the rest of the job never runs.
+  if (stop_ || ctx.destroyed || ctx.banned.load(std::memory_order_relaxed)) {
+    // The context (or the driver) went away while the part ran: the rest never runs.
     job->release_inputs();
     abort_job_locked(*job, {}, monotonic_ns());
     ctx.last_completed = std::max(ctx.last_completed, job->seqno);
@@ -389,6 +389,8 @@ void Scheduler::retire_locked(Job& job, JobResult&& result, uint64_t end_ns,
   }
   if (job.status == DRM_NPU_JOB_OK) {
     ++counters_.jobs_completed;
+  } else if (job.status == DRM_NPU_JOB_ABORTED) {
+    ++counters_.jobs_aborted;
   } else if (job.status == DRM_NPU_JOB_ERROR) {
     ++counters_.jobs_faulted;
     if (job.fault.kind == DRM_NPU_FAULT_WATCHDOG) {

@@ -21,7 +21,8 @@ namespace npu::daemon {
 class ServerThread {
  public:
   static Expected<std::unique_ptr<ServerThread>> start(isa::DeviceConfig config = {},
-                                                       std::string socket_path = {});
+                                                       std::string socket_path = {},
+                                                       ServerOptions options = {});
   ~ServerThread();
   ServerThread(const ServerThread&) = delete;
   ServerThread& operator=(const ServerThread&) = delete;
