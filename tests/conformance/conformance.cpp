@@ -21,6 +21,7 @@
 #include "npu/compiler/onnx_import.h"
 #include "npu/compiler/onnx_tensor.h"
 #include "npu/format/shape.h"
+#include "npu/isa/safe_points.h"
 #include "npu/runtime/model.h"
 
 namespace npu::conformance {
@@ -171,6 +172,41 @@ Outcome compare_outputs(const std::map<std::string, NpyArray>& outputs, const Mo
   return {Status::kPass, {}};
 }
 
+// The same package on `device` (preempted at every safe point): "" when its outputs are the
+// bytes of `first` and it was stopped at every safe point of its device segments (those not
+// followed by END), else why not.
+std::string run_preempted(const Model& model, const std::map<std::string, NpyArray>& inputs,
+                          const std::map<std::string, NpyArray>& first, const Device& device,
+                          RunOptions ro) {
+  auto again = Model::load(device, format::Package(model.package()), "model.npub");
+  if (!again) return "preempted: load: " + again.error().message;
+  ro.collect_profile = true;
+  auto outputs = again->run(inputs, ro);
+  if (!outputs) return "preempted: run: " + outputs.error().message;
+  for (const auto& [name, want] : first) {
+    auto got = outputs->find(name);
+    if (got == outputs->end()) return "preempted: output '" + name + "' missing";
+    if (got->second.dtype != want.dtype || got->second.shape != want.shape ||
+        got->second.data != want.data) {
+      return "preempted: output '" + name + "' differs from the unpreempted run's bytes";
+    }
+  }
+  uint64_t points = 0, preemptions = 0;
+  for (const SegmentStats& seg : again->last_stats().segments) {
+    if (seg.kind != format::SegmentKind::kDevice) continue;
+    const auto cmds = seg.commands();
+    for (const uint32_t p : isa::safe_points(cmds)) {
+      points += p + 1 < cmds.size() && cmds[p + 1].hdr.opcode != NPU_OP_END;
+    }
+    if (seg.profile) preemptions += seg.profile->preemptions;
+  }
+  if (preemptions != points) {
+    return "preempted: " + std::to_string(preemptions) + " preemptions at " +
+           std::to_string(points) + " safe points";
+  }
+  return {};
+}
+
 // Loads and runs a compiled package on the data set's run-time inputs and compares the outputs
 // with output_N.pb; with racecheck, counts the hazards of the run.
 Outcome run_package(format::Package package, const std::map<std::string, NpyArray>& inputs,
@@ -184,6 +220,12 @@ Outcome run_package(format::Package package, const std::map<std::string, NpyArra
   auto outputs = model->run(inputs, ro);
   if (!outputs) return fail("run: " + outputs.error().message);
   Outcome o = compare_outputs(*outputs, *model, set, io, options);
+  if (o.status == Status::kPass && options.preempted != nullptr) {
+    if (std::string why = run_preempted(*model, inputs, *outputs, *options.preempted, ro);
+        !why.empty()) {
+      return fail(why);
+    }
+  }
   const RunStats& stats = model->last_stats();
   o.hazards = stats.hazard_count();
   if (o.hazards > 0) {

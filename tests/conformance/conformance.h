@@ -55,6 +55,11 @@ struct TestOptions {
   /// Run the device segments under the synchronization checker (RunOptions::racecheck) and
   /// count the hazards in Outcome::hazards; the status still says whether the outputs match.
   bool racecheck = false;
+  /// Also run every passing package on this device — one configured to preempt every job at
+  /// every safe point (scheduling.preempt_every_safe_point, SRAM scrambled in between) — and
+  /// fail unless its outputs are byte-identical to the first run's and it was preempted at
+  /// every safe point.
+  const Device* preempted = nullptr;
 };
 
 /// Runs the backend test in `dir` on `device`; `name` ("node/test_abs") names it in reasons.

@@ -3,13 +3,15 @@
 //
 //   onnx_conformance [--data DIR] [--filter SUBSTR]... [--expected-failures FILE] [--list]
 //                    [--json FILE] [-j N] [--timeout SEC] [--no-fork] [--host-only] [--device S]
-//                    [--racecheck]
+//                    [--racecheck] [--preempted-device S]
 //
 // Every test runs in a forked child (up to -j at a time) that opens the device itself, so a
 // crash or a hang in one test is reported as that test's failure and the run goes on.
 // With --racecheck every device segment runs under the synchronization checker: a test whose
 // compiled code has a hazard is reported ("RACE name: ...") and fails the run, whether or not
-// its outputs match.
+// its outputs match. With --preempted-device every passing test runs again on that device (one
+// that preempts every job at every safe point and scrambles SRAM in between) and fails unless its
+// outputs are byte-identical and it was preempted at every safe point (docs/isa.md section 10).
 // Exit status: 0 when every failure is listed in the expected-failures file, every listed
 // test still fails and (--racecheck) no test has a hazard; 1 otherwise; 2 on a usage or I/O
 // error.
@@ -47,7 +49,7 @@ constexpr int kUsageError = 2;
 struct Options {
   std::string data = NPU_ONNX_TESTDATA_DIR;
   std::vector<std::string> filters;
-  std::string expected_failures, json, device;
+  std::string expected_failures, json, device, preempted_device;
   size_t min_passed = 0, min_on_device = 0;
   bool list = false, no_fork = false, host_only = false, racecheck = false;
   int jobs = 1;
@@ -111,7 +113,12 @@ Outcome run_in_child_process(const Test& t, const Options& o,
                              const npu::conformance::TestOptions& topts) {
   auto device = npu::Device::open(o.device);
   if (!device) return {Status::kFail, "device: " + device.error().message};
-  return npu::conformance::run_test(t.dir.string(), *device, topts);
+  if (o.preempted_device.empty()) return npu::conformance::run_test(t.dir.string(), *device, topts);
+  auto preempted = npu::Device::open(o.preempted_device);
+  if (!preempted) return {Status::kFail, "preempted device: " + preempted.error().message};
+  npu::conformance::TestOptions with = topts;
+  with.preempted = &*preempted;
+  return npu::conformance::run_test(t.dir.string(), *device, with);
 }
 
 // An owned file descriptor.
@@ -322,9 +329,17 @@ int run_in_process(std::vector<Test>& tests, const Options& o,
                    const npu::conformance::TestOptions& topts) {
   auto device = npu::Device::open(o.device);
   if (!device) return usage_error(device.error().message);
+  std::optional<npu::Device> preempted;
+  npu::conformance::TestOptions with = topts;
+  if (!o.preempted_device.empty()) {
+    auto d = npu::Device::open(o.preempted_device);
+    if (!d) return usage_error(d.error().message);
+    preempted.emplace(std::move(*d));
+    with.preempted = &*preempted;
+  }
   for (Test& t : tests) {
     const auto start = Clock::now();
-    t.outcome = npu::conformance::run_test(t.dir.string(), *device, topts);
+    t.outcome = npu::conformance::run_test(t.dir.string(), *device, with);
     t.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   }
   return 0;
@@ -368,6 +383,10 @@ int main(int argc, char** argv) {
   app.add_flag("--host-only", o.host_only,
                "compile every operator for the host (tells device bugs from host ones)");
   app.add_option("--device", o.device, "device string (default: $NPU_DEVICE or emu:)");
+  app.add_option("--preempted-device", o.preempted_device,
+                 "also run each passing test on this device (one that preempts every job at "
+                 "every safe point, e.g. emu:emu/configs/preempt_stress.json) and fail it unless "
+                 "the outputs are byte-identical and every safe point preempted the job");
   app.add_flag("--racecheck", o.racecheck,
                "run the device segments under the synchronization checker; a hazard fails the "
                "run");

@@ -309,6 +309,34 @@ TEST(ChromeTrace, OneTrackPerEngineOneEventPerCommand) {
   EXPECT_DOUBLE_EQ(irq["ts"].get<double>(), 3.4);
 }
 
+// A job preempted at a safe point (API 1.4): the switch is a "preempted" span on the command
+// processor's track, and the job report counts it apart from the commands.
+TEST(ChromeTrace, PreemptionIsASpanAndTheReportCountsIt) {
+  npu::JobProfile p = synthetic_profile();
+  p.timeline.insert(p.timeline.begin() + 4,
+                    {3, NPU_ENGINE_CP, DRM_NPU_PROFILE_PREEMPT, 1700, 6700});
+  p.timeline.back() = {4, NPU_ENGINE_CP, NPU_OP_END, 6700, 6702};
+  p.cycles = 7000;
+  p.preemptions = 1;
+  p.preempt_cycles = 5000;
+  EXPECT_EQ(p.commands_executed(), 5u);
+  const auto cmds = synthetic_commands();
+  npu::TraceOptions o;
+  o.clock_hz = 1'000'000'000;
+  o.commands = cmds;
+  const json doc = json::parse(npu::chrome_trace_json(p, o));
+  int spans = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["name"] != "preempted") continue;
+    ++spans;
+    EXPECT_EQ(e["ph"], "X");
+    EXPECT_EQ(e["tid"], NPU_ENGINE_CP);
+    EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 5.0);  // 5000 cycles at 1 GHz
+    EXPECT_EQ(e["args"]["safe_point"], 3);
+  }
+  EXPECT_EQ(spans, 1);
+}
+
 TEST(ChromeTrace, WithoutCommandsAndWriteErrors) {
   const json doc = json::parse(npu::chrome_trace_json(synthetic_profile()));
   bool marker = false, irq = false;
@@ -362,14 +390,21 @@ TEST(DeviceReport, DefaultEmulator) {
   const std::string table = npu::format_device_report(*r);
   for (const char* s :
        {"identity", "npu-emu", "emulator", "2 MiB (2097152 bytes) in 16 banks", "1 GHz",
-        "skip_validation", "transcendental", "queue depth", "matrix", "jobs completed"}) {
+        "skip_validation", "transcendental", "queue depth", "matrix", "jobs completed",
+        "preemption", "at safe points, 5000 cycles a switch", "quota (this file: used / limit)",
+        "jobs in flight", "0 / 4096", "contexts", "0 / 64"}) {
     EXPECT_NE(table.find(s), std::string::npos) << s << "\n" << table;
   }
+  ASSERT_TRUE(r->quota);
+  EXPECT_GT(r->quota->bo_memory_limit, 0u);
   const json j = json::parse(npu::device_report_json(*r));
   EXPECT_EQ(j["identity"]["platform"], "emulator");
   EXPECT_EQ(j["parameters"]["sram_size"], 2u << 20);
   EXPECT_EQ(j["engines"].size(), r->engines.size());
   EXPECT_EQ(j["counters"]["busy_cycles"].size(), r->engines.size());
+  EXPECT_EQ(j["counters"]["preemptions"], 0);
+  EXPECT_EQ(j["quota"]["jobs_in_flight_limit"], 4096);
+  EXPECT_EQ(j["parameters"]["preemption"]["switch_cycles"], 5000);
   EXPECT_EQ(npu::capability_names(DRM_NPU_CAP_INT8 | (1ull << 40)),
             (std::vector<std::string>{"int8", "bit 40"}));
 }
@@ -626,6 +661,36 @@ TEST_F(Submit, OutputDirWritesEveryWritableBuffer) {
   EXPECT_FALSE(fs::exists(dir_ / "o/p/buf_0x100000000.bin"));  // read-only: an input
   EXPECT_EQ(fs::file_size(dir_ / "o/p/buf_0x100100000.bin"), 144u);
   EXPECT_NE(r.out.find("wrote "), std::string::npos) << r.out;
+}
+
+// --priority sets the job's context (raw mode here; model mode passes it to the Model); a
+// REALTIME context needs CAP_SYS_NICE, so without it (setpriv drops it from the bounding set,
+// or the tests run unprivileged) the tool fails with the driver's reason in one line.
+TEST_F(Submit, PriorityIsTheContextsAndRealtimeNeedsThePrivilege) {
+  const fs::path bin = dma_copy();
+  const fs::path in = input64();
+  const std::vector<std::string> job = {bin.string(), "--buffer", "0x100000000=" + in.string(),
+                                        "--buffer", "0x100100000=size:144"};
+  for (const char* p : {"low", "normal", "high"}) {
+    std::vector<std::string> argv = {NPU_SUBMIT_PATH, "--priority", p};
+    argv.insert(argv.end(), job.begin(), job.end());
+    Proc r = run(argv, dir_);
+    EXPECT_EQ(r.status, 0) << p << ": " << r.err;
+  }
+  Proc bad = run({NPU_SUBMIT_PATH, "--priority", "urgent", bin.string()}, dir_);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_EQ(count_lines(bad.err), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("--priority"), std::string::npos) << bad.err;
+
+  if (!fs::exists("/usr/bin/setpriv")) GTEST_SKIP() << "no setpriv to drop CAP_SYS_NICE";
+  std::vector<std::string> argv = {"/usr/bin/setpriv", "--bounding-set", "-sys_nice",  "--inh-caps",
+                                   "-sys_nice",        NPU_SUBMIT_PATH,  "--priority", "realtime"};
+  argv.insert(argv.end(), job.begin(), job.end());
+  Proc r = run(argv, dir_);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(count_lines(r.err), 1u) << r.err;
+  EXPECT_NE(r.err.find("Operation not permitted"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("CAP_SYS_NICE"), std::string::npos) << r.err;
 }
 
 TEST_F(Submit, JsonReport) {
