@@ -634,7 +634,7 @@ struct Device::Impl {
   /// (use_lanes) and every command passes its SRAM and MMU checks; returns how many commands
   /// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
   /// loop then runs the job, and raises the fault if there is one).
-  std::optional<size_t> run_on_lanes(const std::vector<uint32_t>& order, const isa::Schedule& s) {
+  std::optional<size_t> run_on_lanes(std::span<const uint32_t> order, const isa::Schedule& s) {
     if (host_lanes == HostLanes::Off) return std::nullopt;
     if (host_lanes == HostLanes::Auto) {
       if (!use_lanes(s.cycles, SIZE_MAX)) return std::nullopt;  // small: no need to count
@@ -678,7 +678,6 @@ struct Device::Impl {
     const std::span<const uint8_t> done =
         lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
           const isa::CommandTime& t = s.timeline[lane_timeline[i]];
-          if (gate && !gate->admit(t.index, fence_end(s))) return true;  // stopped before it
           const kern::SramVersionsScope scope(&sram_versions);
           run_command(cmds[t.index], sram, lane_dram[i], &job.abort_flag());
           const LaneCommand& lc = lane_cmds[i];
@@ -726,23 +725,45 @@ struct Device::Impl {
     chosen_key.reset();
     const auto t0 = std::chrono::steady_clock::now();
     bool on_lanes_ran = false;
-    if (const std::optional<size_t> on_lanes = run_on_lanes(order, s)) {
-      ran = *on_lanes;
-      on_lanes_ran = true;
-    } else {
+    // Runs `range` (a stretch of `order`) on the lanes when worth it, else one command after
+    // another; returns how many of its commands ran.
+    auto run_range = [&](std::span<const uint32_t> range) -> size_t {
+      if (const std::optional<size_t> on_lanes = run_on_lanes(range, s)) {
+        on_lanes_ran = true;
+        return *on_lanes;
+      }
+      size_t n = 0;
       std::vector<isa::Region> regions;
-      const auto point_end = fence_end(s);
-      for (const uint32_t k : order) {
+      for (const uint32_t k : range) {
         if (job.aborted()) break;
         const isa::CommandTime& t = s.timeline[k];
-        // Stopped at a safe point: every command before it came earlier in causal order.
-        if (gate && !gate->admit(t.index, point_end)) break;
         const npu_cmd& c = cmds[t.index];
         if (is_data(t, c)) {
           run_data_command(t.engine, t.index, c, t.start, regions);
           if (job.aborted()) break;  // cancelled mid-command: it did not complete
         }
-        ++ran;
+        ++n;
+      }
+      return n;
+    };
+    if (!gate) {
+      ran = run_range(order);
+    } else {
+      // One segment (the commands up to and including a safe point) at a time: a safe point is
+      // a FENCE, so each segment is a contiguous stretch of the causal order, and the lanes
+      // plan one segment, not the whole rest of the job, each time. Entering the next segment
+      // asks the gate, which may stop the job at the safe point before it.
+      const auto point_end = fence_end(s);
+      const std::span<const uint32_t> all(order);
+      for (size_t from = 0; from < all.size() && !job.aborted();) {
+        const uint32_t seg = gate->segment(s.timeline[all[from]].index);
+        size_t to = from;
+        while (to < all.size() && gate->segment(s.timeline[all[to]].index) == seg) ++to;
+        if (!gate->admit(s.timeline[all[from]].index, point_end)) break;
+        const size_t n = run_range(all.subspan(from, to - from));
+        ran += n;
+        if (n != to - from) break;
+        from = to;
       }
     }
 
@@ -802,13 +823,13 @@ struct Device::Impl {
     if (result.resume_at != 0) result.resume_at += base;
   }
 
-  /// Resets the per-job state of the engines and the checker for `cmds` commands (the engines
+  /// Resets the per-job state of the engines and the checker for `count` commands (the engines
   /// are idle: the previous job drained them).
-  void prepare_engines(size_t cmds) {
+  void prepare_engines(size_t count) {
     for (uint32_t k = 1; k < NPU_NUM_ENGINES; ++k) {
       Engine& eng = engines[k];
       eng.finished.store(0, std::memory_order_relaxed);
-      if (eng.end_times.size() < cmds) eng.end_times.resize(cmds);
+      if (eng.end_times.size() < count) eng.end_times.resize(count);
       eng.done.store(false, std::memory_order_relaxed);
       eng.clock = 0;
       eng.stats = {};
@@ -818,7 +839,7 @@ struct Device::Impl {
     }
     cp_vc = {};
     epoch = 0;
-    if (racecheck) race.begin(cmds);
+    if (racecheck) race.begin(count);
   }
 };
 

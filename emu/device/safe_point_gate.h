@@ -5,11 +5,12 @@
 // of a segment not yet entered makes the gate ask JobOptions::yield once, with the virtual
 // cycle at which the preceding safe point completes. If it answers true, that segment and every
 // later one are skipped: the job stops at that safe point, once the commands before it are done.
+// The serial device runs one segment at a time (on the host lanes or one command after
+// another) and asks before each; the command processor of the engine threads asks at the FENCE.
 //
 // Why this is enough for the run to stop cleanly: a safe point is a FENCE, so every command of
 // a segment starts at or after the end of every command of the segments before it; the serial
-// causal order therefore reaches all of segment k before any of segment k+1, and the host
-// lanes only start a later segment's command after its conflicts with earlier ones are done.
+// causal order therefore holds all of segment k before any of segment k+1.
 // A safe point that END follows is not offered (nothing would be left to resume).
 //
 // Threading: admit() may be called from several host lanes at once (a lock guards the
@@ -52,9 +53,10 @@ class SafePointGate {
   /// The safe point at which the run stopped (relative index), if it did.
   std::optional<uint32_t> stopped_at() const;
 
- private:
+  /// The segment command `index` belongs to: 0 up to and including the first safe point.
   uint32_t segment(uint32_t index) const;
 
+ private:
   std::vector<uint32_t> points_;  // safe points of the run not followed by END, ascending
   std::function<bool(uint64_t)> yield_;
   std::atomic<uint32_t> admitted_{0};  // segments 0..admitted_ may run
