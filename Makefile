@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 
-.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond realmodels-fp16 test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-abi bench-vs-pytorch format clean
+.PHONY: all deps deps-realmodels build demo selftest conformance realmodels realmodels-beyond realmodels-fp16 test test-plain test-asan test-tsan build-fuzz fuzz fuzz-smoke bench bench-abi bench-vs-pytorch bench-tenants soak format clean
 
 all: build
 
@@ -141,6 +141,21 @@ bench-vs-pytorch: deps-realmodels build
 	/usr/bin/python3 bench/vs_pytorch.py --build $(BUILD) \
 	    $(if $(MODELS),--models $(MODELS)) $(if $(PRECISIONS),--precisions $(PRECISIONS)) \
 	    $(if $(REPEAT),--repeat $(REPEAT))
+
+# One device, many tenants (issue 30; docs/performance.md): a SqueezeNet victim's latency alone
+# and under 1-3 ResNet-50 flooders through npu-daemon, NORMAL and REALTIME, with and without
+# preemption. VICTIM=, FLOODER=, FLOODERS=0,1 and REPEAT=N change it.
+bench-tenants: deps-realmodels build
+	/usr/bin/python3 bench/tenants.py --build $(BUILD) \
+	    $(if $(VICTIM),--victim $(VICTIM)) $(if $(FLOODER),--flooder $(FLOODER)) \
+	    $(if $(FLOODERS),--flooders $(FLOODERS)) $(if $(REPEAT),--repeat $(REPEAT))
+
+# The daemon soak for minutes (SOAK_SECONDS, default 300): clients with random work,
+# priorities, quota hits and kills; `make test` runs 8 seconds of it (ctest daemon.soak).
+SOAK_SECONDS ?= 300
+soak: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS) --target daemon_soak
+	./$(BUILD)/tests/emu/daemon/daemon_soak --seconds $(SOAK_SECONDS) --clients 6
 
 format:
 	git ls-files '*.h' '*.cpp' '*.c' | xargs clang-format -i

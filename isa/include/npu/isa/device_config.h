@@ -52,7 +52,7 @@ struct SchedulingConfig {
   /// At a safe point, a job that has run this many cycles since it got the device yields to a
   /// ready job of its own priority (round-robin by time); 0: never (equal priorities take
   /// turns by whole jobs).
-  uint64_t time_slice_cycles = 4'000'000;
+  uint64_t time_slice_cycles = 1'000'000;
   /// Emulator test mode: stop every job at every safe point and scramble SRAM before it
   /// resumes, so a command stream that keeps anything live in SRAM across a safe point gives
   /// different results. to_json() writes the key only when true.
