@@ -217,7 +217,7 @@ TEST(AsmRoundTrip, BuilderBufferWithEveryCommandKind) {
   expect_round_trip(bin);
   auto text = disassemble(bin);
   ASSERT_TRUE(text);
-  for (const char* want : {".version 1.1",
+  for (const char* want : {".version 1.2",
                            ".features int8 fp32 transcendental",
                            "in_zp=-7",
                            "out_zp=-128",

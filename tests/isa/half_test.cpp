@@ -351,7 +351,7 @@ TEST(Half, AssemblerRoundTripsTheNewFieldsAndDtypes) {
   auto text = disassemble(bin);
   ASSERT_TRUE(text) << text.error().message;
   for (const char* want :
-       {".version 1.1", ".features fp16", "dram_dtype=fp32 sram_dtype=fp16",
+       {".version 1.2", ".features fp16", "dram_dtype=fp32 sram_dtype=fp16",
         "in_dtype=fp16 w_dtype=fp16 out_dtype=fp16", "a_dtype=bf16 b_dtype=bf16 out_dtype=fp32",
         "pad_value=0x3c00", "func=copy", "dtype=fp16"}) {
     EXPECT_NE(text->find(want), std::string::npos) << want << "\n" << *text;

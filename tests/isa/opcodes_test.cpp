@@ -68,7 +68,9 @@ TEST(Opcodes, FlagsAndTheirNames) {
   ASSERT_EQ(mm->flag_names.size(), 2u);
   EXPECT_STREQ(mm->flag_names[0].name, "bias");
   EXPECT_STREQ(mm->flag_names[1].name, "transpose_b");
-  EXPECT_EQ(find_opcode(NPU_OP_FENCE)->flags, NPU_FENCE_FLAG_IRQ);
+  EXPECT_EQ(find_opcode(NPU_OP_FENCE)->flags, NPU_FENCE_FLAG_IRQ | NPU_FENCE_FLAG_PREEMPT);
+  ASSERT_EQ(find_opcode(NPU_OP_FENCE)->flag_names.size(), 2u);
+  EXPECT_STREQ(find_opcode(NPU_OP_FENCE)->flag_names[1].name, "preempt");
   EXPECT_EQ(find_opcode(NPU_OP_CONV2D)->flags, NPU_MM_FLAG_BIAS);
   EXPECT_EQ(find_opcode(NPU_OP_POOL)->flags, NPU_POOL_FLAG_COUNT_PAD);
   EXPECT_EQ(find_opcode(NPU_OP_SOFTMAX)->flags, NPU_SOFTMAX_FLAG_LOG);

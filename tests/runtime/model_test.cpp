@@ -2,6 +2,8 @@
 // computed here — device and host segments, NHWC locations, symbolic and dynamic batches,
 // traces — and the load and run errors.
 #include <gtest/gtest.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -58,6 +60,38 @@ TEST_F(ModelTest, DeviceReluThenHostSoftmax) {
   auto again = model->run({{"x", NpyArray::of<float>({1, 8}, relu)}});
   ASSERT_TRUE(again) << again.error().message;
   EXPECT_EQ(again->at("y").values<float>(), got);
+}
+
+// set_priority() makes the model's context again at once, so a refusal shows there: REALTIME
+// on a file opened without CAP_SYS_NICE is EPERM (API 1.4) and the old context stays.
+TEST_F(ModelTest, PriorityIsTheContextsAndARefusalKeepsTheOldOne) {
+  auto model = Model::load(*dev_, relu_softmax_package(), "t.npub");
+  ASSERT_TRUE(model) << model.error().message;
+  EXPECT_EQ(model->priority(), npu::Priority::kNormal);
+  ASSERT_TRUE(model->set_priority(npu::Priority::kHigh));
+  EXPECT_EQ(model->priority(), npu::Priority::kHigh);
+  const std::vector<float> x(8, 1.0f);
+  ASSERT_TRUE(model->run({{"x", NpyArray::of<float>({1, 8}, x)}}));
+
+  // A device opened while this thread lacks CAP_SYS_NICE in its effective set.
+  __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct caps[2]{};
+  ASSERT_EQ(::syscall(SYS_capget, &h, caps), 0);
+  __user_cap_data_struct dropped[2] = {caps[0], caps[1]};
+  dropped[0].effective &= ~(1u << CAP_SYS_NICE);
+  const bool had = (caps[0].effective & (1u << CAP_SYS_NICE)) != 0;
+  if (had) ASSERT_EQ(::syscall(SYS_capset, &h, dropped), 0);
+  auto plain = npu::Device::open("emu:");
+  if (had) ASSERT_EQ(::syscall(SYS_capset, &h, caps), 0);
+  ASSERT_TRUE(plain) << plain.error().message;
+  auto unprivileged = Model::load(*plain, relu_softmax_package(), "t.npub");
+  ASSERT_TRUE(unprivileged) << unprivileged.error().message;
+  auto r = unprivileged->set_priority(npu::Priority::kRealtime);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, EPERM);
+  EXPECT_NE(r.error().message.find("CAP_SYS_NICE"), std::string::npos) << r.error().message;
+  EXPECT_EQ(unprivileged->priority(), npu::Priority::kNormal);
+  EXPECT_TRUE(unprivileged->run({{"x", NpyArray::of<float>({1, 8}, x)}}));
 }
 
 TEST_F(ModelTest, NhwcLocationIsConvertedFromNchw) {

@@ -208,7 +208,7 @@ std::string format_device_report(const DeviceReport& r) {
     const drm_npu_quota& q = *r.quota;
     out += "quota (this file: used / limit)\n";
     row("bo memory", fmt::format("{} / {} bytes", q.bo_memory, q.bo_memory_limit));
-    row("device bo memory",
+    row("device memory",
         fmt::format("{} / {} bytes", q.device_bo_memory, q.device_bo_memory_limit));
     row("contexts", fmt::format("{} / {}", q.contexts, q.contexts_limit));
     row("jobs in flight", fmt::format("{} / {}", q.jobs_in_flight, q.jobs_in_flight_limit));
