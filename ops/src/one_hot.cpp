@@ -25,7 +25,9 @@ namespace {
 std::optional<int64_t> as_int64(double x) {
   if (!std::isfinite(x)) return std::nullopt;
   const double t = std::trunc(x);
-  if (t < -9.2233720368547758e18 || t >= 9.2233720368547758e18) return std::nullopt;
+  // 2^63 is exact in double, INT64_MAX is not.
+  constexpr double kLimit = -static_cast<double>(std::numeric_limits<int64_t>::min());
+  if (t < -kLimit || t >= kLimit) return std::nullopt;
   return static_cast<int64_t>(t);
 }
 
