@@ -15,35 +15,17 @@
 #include "npu/compiler/tvm_import.h"
 #include "npu/elide.h"
 #include "npu/exception_boundary.h"
+#include "npu/ops/registry.h"
 #include "npu_isa.h"
 
 namespace npu::compiler {
 
 namespace {
 
-/// Input slots of each op that only parameterize it (see parameter_inputs()).
+/// Whether input slot `i` of `n` only parameterizes it (operators.def's Params column).
 bool parameter_slot(const Node& n, size_t i) {
-  const std::string& op = n.op_type;
-  if (op == "QLinearConv" || op == "QLinearMatMul") return i >= 1;
-  if (op == "Conv" || op == "ConvInteger" || op == "ConvTranspose") return i >= 1;
-  if (op == "Gemm") return i >= 1;
-  if (op == "MatMul" || op == "MatMulInteger") return i >= 1;
-  if (op == "QuantizeLinear" || op == "DequantizeLinear") return i >= 1;
-  if (op == "BatchNormalization" || op == "InstanceNormalization" || op == "LayerNormalization" ||
-      op == "GroupNormalization") {
-    return i >= 1;
-  }
-  if (op == "CumSum" || op == "Trilu") return i == 1;  // the axis, the diagonal
-  if (op == "Clip" || op == "Reshape" || op == "Pad" || op == "Squeeze" || op == "Unsqueeze" ||
-      op == "Expand" || op == "Tile" || op == "Slice" || op == "Split" || op == "TopK" ||
-      op == "Resize" || op == "Upsample") {
-    return i >= 1;
-  }
-  if (op.rfind("Reduce", 0) == 0) return i >= 1;
-  if (op == "PRelu") return i == 1;
-  // W, R, B and LSTM's peepholes; sequence_lens and the initial states are data.
-  if (op == "RNN" || op == "GRU" || op == "LSTM") return i == 1 || i == 2 || i == 3 || i == 7;
-  return false;
+  const ops::OpSchema* op = n.domain.empty() ? ops::find(n.op_type) : nullptr;
+  return op != nullptr && op->params.has(i);
 }
 
 /// The default pipeline's passes up to and including `last` (first), and the rest (second).

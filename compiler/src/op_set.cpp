@@ -18,7 +18,7 @@ const char* op_class_name(OpClass c) {
 const std::vector<OpInfo>& supported_ops() {
   static const std::vector<OpInfo> table = [] {
     std::vector<OpInfo> v;
-#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes) \
+#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, ...) \
   v.push_back(OpInfo{#Name, OpClass::k##Device, ops::find(#Name)});
 #include "npu/ops/operators.def"
 #undef NPU_OP

@@ -10,6 +10,8 @@
 #include <set>
 #include <span>
 
+#include "npu/ops/registry.h"
+
 namespace npu::compiler {
 
 namespace {
@@ -81,18 +83,16 @@ int64_t quantizable_channels(const Graph& g, const Node& n) {
 }
 
 /// Ops whose int8 result is exactly the quantized float result with the input's parameters
-/// (they only select, move or reorder elements).
+/// (operators.def's Int8 column: they only select, move or reorder elements), when their other
+/// outputs (MaxPool's indices) are unused.
 bool exact_on_int8(const Graph& g, const Node& n) {
   if (!n.domain.empty() || n.outputs.empty() || !is_float_tensor(g, n.input(0)) ||
       !is_float_tensor(g, n.outputs[0])) {
     return false;
   }
-  const std::string& op = n.op_type;
-  if (op == "MaxPool") {
-    return n.outputs.size() == 1 || n.outputs[1] < 0;  // the indices output is not used
-  }
-  return op == "GlobalMaxPool" || op == "Flatten" || op == "Reshape" || op == "Squeeze" ||
-         op == "Unsqueeze" || op == "Transpose" || op == "Identity";
+  const ops::OpSchema* op = ops::find(n.op_type);
+  if (op == nullptr || op->int8 != ops::Int8Rule::kThrough) return false;
+  return std::all_of(n.outputs.begin() + 1, n.outputs.end(), [](ValueId v) { return v < 0; });
 }
 
 NpyArray scalar_f32(float v) {

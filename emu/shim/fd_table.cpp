@@ -2,7 +2,6 @@
 #include "fd_table.h"
 
 #include <mutex>
-#include <new>
 
 #include "no_destructor.h"
 
@@ -15,13 +14,13 @@ FdTable& FdTable::get() {
 
 std::shared_ptr<OpenFile> FdTable::find(int fd) const {
   if (empty()) return nullptr;
-  std::shared_lock lk(mu_);
+  std::lock_guard lk(mu_);
   const auto it = fds_.find(fd);
   return it == fds_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<OpenFile> FdTable::add(int fd, std::shared_ptr<OpenFile> file) {
-  std::unique_lock lk(mu_);
+  std::lock_guard lk(mu_);
   std::shared_ptr<OpenFile>& slot = fds_[fd];
   std::shared_ptr<OpenFile> before = std::exchange(slot, std::move(file));
   size_.store(fds_.size(), std::memory_order_release);
@@ -30,7 +29,7 @@ std::shared_ptr<OpenFile> FdTable::add(int fd, std::shared_ptr<OpenFile> file) {
 
 std::shared_ptr<OpenFile> FdTable::remove(int fd) {
   if (empty()) return nullptr;
-  std::unique_lock lk(mu_);
+  std::lock_guard lk(mu_);
   const auto it = fds_.find(fd);
   if (it == fds_.end()) return nullptr;
   std::shared_ptr<OpenFile> file = std::move(it->second);
@@ -40,13 +39,13 @@ std::shared_ptr<OpenFile> FdTable::remove(int fd) {
 }
 
 std::vector<std::pair<int, std::shared_ptr<OpenFile>>> FdTable::entries() const {
-  std::shared_lock lk(mu_);
+  std::lock_guard lk(mu_);
   return {fds_.begin(), fds_.end()};
 }
 
 void FdTable::forked() {
   for (auto& [fd, file] : fds_) file->forked();
-  new (&mu_) std::shared_mutex;  // the inherited one is held by a thread the child lacks
+  mu_.unlock();  // taken by lock_for_fork() in this thread, before fork()
 }
 
 }  // namespace npu::shim

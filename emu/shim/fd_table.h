@@ -5,16 +5,22 @@
 // SCM_RIGHTS, inherited across exec, made by a raw syscall) is adopted when a DRM ioctl
 // arrives on it and the device recognises it (device.h).
 //
-// Threading: lookups take a shared lock, changes an exclusive one; no lock is held while a
+// Threading: one plain mutex, held only for a map lookup or change; no lock is held while a
 // file's ioctl runs (a blocking WAIT holds up nobody). empty() is lock-free, so processes
 // that never open the node pay one atomic load per hooked call. Fork: the lock is held
-// across fork() so that the child's copy of the table is consistent.
+// across fork() so that the child's copy of the table is consistent, and released in the
+// parent and in the child by the thread that took it (pthread_atfork's discipline). It is a
+// plain mutex, not a reader-writer lock, because of that release in the child: glibc's rwlock
+// records its writer by thread id, which the child's thread does not share with the parent's,
+// and re-creating the lock in place instead (as the first version did) leaves a thread
+// sanitizer believing it is still held — its report then re-entered the shim's close() and
+// deadlocked the forked child under TSan.
 // Lifetime: a process-wide singleton (never destroyed: hooks run during exit).
 #pragma once
 
 #include <atomic>
 #include <memory>
-#include <shared_mutex>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -39,13 +45,12 @@ class FdTable {
   /// fork(): the prepare handler takes the lock, the parent's handler releases it.
   void lock_for_fork() { mu_.lock(); }
   void unlock_after_fork() { mu_.unlock(); }
-  /// The child's handler: tells every file it was forked and gives the table a fresh lock
-  /// (a rwlock taken by the parent's thread cannot be released by the child's, whose thread
-  /// id differs: glibc would take the unlock for a reader's).
+  /// The child's handler: tells every file it was forked, then releases the lock the prepare
+  /// handler took (this thread took it; it is the child's only thread).
   void forked();
 
  private:
-  mutable std::shared_mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<int, std::shared_ptr<OpenFile>> fds_;
   std::atomic<size_t> size_{0};
 };

@@ -69,7 +69,7 @@ using Shape = std::vector<int64_t>;
 using HostOutputs = Expected<std::vector<NpyArray>>;
 
 /// The host implementations the registry's Host column names (several rows may share one).
-#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, Attributes) \
+#define NPU_OP(Name, Since, Until, Types, Shape, Device, Code, Host, ...) \
   HostOutputs Host(const OpCall& c);
 #include "npu/ops/operators.def"
 #undef NPU_OP

@@ -1,4 +1,23 @@
 // The elementwise, softmax and shape operators (npu/ops/ops.h) over the reference scalar rules.
+//
+// What they accept and compute (float32 unless noted; "numeric" = float32, float64 and the
+// integer dtypes):
+// - elementwise: Relu, Abs, Neg, Sign (also float64 and signed integers; integers wrap as
+//   NumPy), Sigmoid, Tanh, Exp, Log, Sqrt, Erf, Reciprocal, Softplus, Gelu (opset 20, approximate
+//   none or tanh), HardSwish, LeakyRelu (alpha), Elu (alpha), HardSigmoid (alpha, beta) (float32
+//   and float64, computed in the input's precision); Add, Sub, Mul, Div (numeric,
+//   integer Div truncates, x / 0 = 0), Max, Min, Sum (numeric, variadic), Mean (float,
+//   variadic), Pow (numeric base and exponent, result in the base's dtype), Mod (numeric;
+//   fmod 0: the divisor's sign, fmod 1: the dividend's, required for floats; an integer
+//   divisor 0 is an error), all with NumPy
+//   broadcasting; Clip (numeric; min/max inputs 1 and 2, optional, or attributes before
+//   opset 11); PRelu (slope broadcast to X; opset < 7: a [C] slope is per channel);
+// - Softmax, LogSoftmax: opset >= 13 over one axis (default -1); before 13 over the input
+//   flattened to 2-D at axis (default 1);
+// - Dropout (identity, mask all true; training mode only with ratio 0, a random ratio is
+//   refused);
+// - Reshape (shape input int64, 0 and -1 as ONNX, allowzero), Flatten (axis), Transpose
+//   (perm, any rank), Identity (any dtype);
 
 #include <algorithm>
 #include <array>

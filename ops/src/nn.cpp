@@ -2,6 +2,24 @@
 // (ref::matmul_f32), Conv (ref::conv2d_f32 in NHWC between layout transposes), MaxPool,
 // AveragePool and their global forms (ref::pool_nd), BatchNormalization and the Reduce*
 // family.
+//
+// What they accept and compute (float32 unless noted; "numeric" = float32, float64 and the
+// integer dtypes):
+// - MatMul (1-D, 2-D, batched with broadcast batch dims); Gemm (alpha, beta, transA, transB,
+//   optional C broadcast to [M, N]);
+// - Conv (any spatial rank; 3+ as a direct loop: strides, pads, dilations, group incl.
+//   depthwise, auto_pad NOTSET/VALID/SAME_UPPER/SAME_LOWER, kernel_shape, optional bias);
+// - MaxPool (float32, int8, uint8; any spatial rank; strides, pads, dilations, ceil_mode,
+//   auto_pad, storage_order; num_outputs 2 adds int64 Indices, flat over N*C*spatial),
+//   AveragePool (count_include_pad, ceil_mode, auto_pad, dilations), GlobalMaxPool,
+//   GlobalAveragePool. With ceil_mode a window may not start in the end padding; averages with
+//   count_include_pad divide by the positions inside the padded input;
+// - BatchNormalization (epsilon; training_mode 1 uses batch statistics and may output
+//   running_mean and running_var with momentum);
+// - ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceSumSquare, ReduceL1,
+//   ReduceL2 (float32, float64, int8, uint8, int32, int64; integer Mean/L2 truncate),
+//   ReduceLogSum, ReduceLogSumExp (float): axes from the attribute or from input 1, keepdims,
+//   noop_with_empty_axes;
 #include <algorithm>
 #include <cmath>
 #include <limits>

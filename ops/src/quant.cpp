@@ -7,6 +7,18 @@
 // half to even. A float32 scale is exactly multiplier / 2^shift (ref::quantize_multiplier), so
 // ref::requantize's exact product gives the same result whenever the float64 product is
 // exact, i.e. for every accumulator below 2^29 in magnitude (and is the exact value beyond).
+//
+// What they accept and compute (float32 unless noted; "numeric" = float32, float64 and the
+// integer dtypes):
+// - QuantizeLinear (float32 or int32 in; uint8 out unless the zero point is int8; per tensor
+//   or per axis with axis; round half to even, saturate), DequantizeLinear (int8, uint8, int32
+//   with zero point 0; per tensor or per axis);
+// - ConvInteger (int8/uint8 x and w, scalar x zero point, scalar or per-output-channel w zero
+//   point, int32 out), QLinearConv (per-tensor x and y, per-tensor or per-output-channel w,
+//   int32 bias), MatMulInteger (a zero point per tensor or per row, b per tensor or per
+//   column), QLinearMatMul (a per tensor or per row, b per tensor or per column, batched).
+//   Requantization multiplies the accumulator by float32(float32(s_x * s_w) / s_y) exactly
+//   and rounds half to even (ref::requantize), as ONNX's reference does in float64;
 #include <cmath>
 #include <type_traits>
 

@@ -29,15 +29,33 @@ std::optional<AttrType> attr_type(std::string_view name) {
   return std::nullopt;
 }
 
+// The Params column's spellings.
+constexpr ParamSlots none{};
+constexpr ParamSlots from(int first) {
+  return ParamSlots{0, first};
+}
+template <typename... Slots>
+constexpr ParamSlots at(Slots... slot) {
+  return ParamSlots{((uint64_t{1} << slot) | ...), -1};
+}
+
 std::vector<OpSchema> build_registry() {
   using namespace types;  // NOLINT: the table's Types column names these sets
   constexpr ShapeRule Same = ShapeRule::kSame, Broadcast = ShapeRule::kBroadcast,
                       Compare = ShapeRule::kCompare, Impl = ShapeRule::kImpl;
+  using enum Int8Rule;
+  using enum IdentityRule;
+  constexpr Int8Rule Through = kThrough, Requantized = kRequantized;
+  constexpr IdentityRule Never = kNever, Always = kAlways, Inference = kInference,
+                         SameShape = kSameShape, OneInput = kOneInput, IdentityPerm = kIdentityPerm,
+                         ZeroPads = kZeroPads, FullSlice = kFullSlice, PlusZero = kPlusZero,
+                         MinusZero = kMinusZero, TimesOne = kTimesOne, OverOne = kOverOne;
   std::vector<OpSchema> ops;
-#define NPU_ROW(Domain, Name, Since, Until, Types, Shape, Device, Code, Host, Attributes) \
-  ops.push_back(OpSchema{#Name, Domain, Since, Until, Types, Shape, #Device, Code, #Host, \
-                         parse_attribute_schema("operators.def: " #Name, Attributes),     \
-                         &detail::Host});
+#define NPU_ROW(Domain, Name, Since, Until, Types, Shape, Device, Code, Host, Attributes, Params, \
+                Int8, Identity)                                                                   \
+  ops.push_back(OpSchema{#Name, Domain, Since, Until, Types, Shape, #Device, Code, #Host,         \
+                         parse_attribute_schema("operators.def: " #Name, Attributes),             \
+                         &detail::Host, Params, Int8, Identity});
 #define NPU_OP(...) NPU_ROW("", __VA_ARGS__)
 #define NPU_INTERNAL_OP(...) NPU_ROW("npu", __VA_ARGS__)
 #include "npu/ops/operators.def"
@@ -45,6 +63,9 @@ std::vector<OpSchema> build_registry() {
 #undef NPU_OP
 #undef NPU_ROW
   (void)Same, (void)Broadcast, (void)Compare, (void)Impl;
+  (void)Through, (void)Requantized, (void)Never, (void)Always, (void)Inference, (void)SameShape,
+      (void)OneInput, (void)IdentityPerm, (void)ZeroPads, (void)FullSlice, (void)PlusZero,
+      (void)MinusZero, (void)TimesOne, (void)OverOne;
   return ops;
 }
 

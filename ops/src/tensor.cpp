@@ -7,6 +7,13 @@
 // an input in some opset (Squeeze/Unsqueeze axes, Split split, Slice starts/ends/axes, Pad
 // pads/value) are read from the input when given, else from the attribute. Squeeze with an
 // empty axes list squeezes every 1-dim, as onnxruntime does.
+//
+// What they accept and compute (float32 unless noted; "numeric" = float32, float64 and the
+// integer dtypes):
+// - the data-movement, shape and comparison ops of host_ops_tensor (Concat, Split, Gather,
+//   Slice, Pad, Tile, Expand, Squeeze, Unsqueeze, Cast, Shape, Size, Range, ConstantOfShape,
+//   Where, Equal, Less, LessOrEqual, Greater, GreaterOrEqual, And, Or, Xor, Not, Floor, Ceil,
+//   Round);
 #include <algorithm>
 #include <cmath>
 #include <cstring>

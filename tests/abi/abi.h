@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "npu/isa/builder.h"
+#include "npu/test/raw_file.h"
 #include "npu_accel.h"
 #include "npu_isa.h"
 
@@ -36,23 +37,12 @@ namespace npu::abi {
 std::string& device_path();
 
 inline constexpr uint32_t kMaxWatchdogMs = 5000;
-inline constexpr uint32_t kR = DRM_NPU_ACCESS_READ;
-inline constexpr uint32_t kW = DRM_NPU_ACCESS_WRITE;
-inline constexpr uint32_t kRW = kR | kW;
-
-int64_t now_ns();
-/// Absolute CLOCK_MONOTONIC deadline `ms` from now.
-int64_t deadline_ms(int64_t ms);
-
-struct Bo {
-  uint32_t handle = 0;
-  uint64_t va = 0;
-  uint64_t size = 0;
-  uint64_t mmap_offset = 0;
-};
+// The raw-ioctl helpers, deadlines and shared jobs (npu/test/raw_file.h).
+using namespace npu::test;  // NOLINT(google-build-using-namespace)
+using Bo = npu::test::RawBo;
 
 /// One open file of the node and typed raw-ioctl helpers that return errno (0 on success).
-class File {
+class File : public npu::test::RawFile<File> {
  public:
   File();
   ~File();
@@ -64,17 +54,8 @@ class File {
   int io(unsigned long request, void* arg) const;
 
   uint64_t param(uint32_t p) const;
-  Bo bo(uint64_t size, uint32_t flags = 0, uint64_t fixed_va = 0);
-  int bo_close(uint32_t handle) const;
-  /// A MAP_SHARED read-write mapping of the whole BO (unmapped with the File).
-  std::byte* map(const Bo& b);
-  Bo upload(std::span<const std::byte> bytes);
-  uint32_t ctx(uint32_t priority = DRM_NPU_PRIORITY_NORMAL);
-  int submit(uint32_t ctx, const Bo& cmd, uint64_t cmd_size, std::vector<drm_npu_bo_ref> refs,
-             uint32_t flags = 0, uint64_t* seqno = nullptr) const;
-  /// WAIT; fills *out when given.
-  int wait(uint32_t ctx, uint64_t seqno, int64_t deadline, drm_npu_wait* out = nullptr) const;
-  drm_npu_context_state ctx_state(uint32_t ctx) const;
+  /// For RawFile::map: mmap(2) of the node, unmapped with the File.
+  void* map_pages(uint64_t size, uint64_t offset);
   /// QUERY LAST_ERROR as a string.
   std::string last_error() const;
 
@@ -82,18 +63,6 @@ class File {
   int fd_ = -1;
   std::vector<std::pair<void*, size_t>> maps_;
 };
-
-inline drm_npu_bo_ref ref(const Bo& b, uint32_t access) {
-  return {b.handle, access};
-}
-
-/// A command buffer that only ends.
-std::vector<std::byte> empty_job();
-/// src -> SRAM -> dst, `n` bytes (DMA_IN signals semaphore 0, DMA_OUT waits on it).
-std::vector<std::byte> copy_job(uint64_t src, uint64_t dst, uint32_t n);
-/// A job only the watchdog ends: DMA_OUT waits on a semaphore nobody signals (submit it with
-/// DRM_NPU_SUBMIT_SKIP_VALIDATION).
-std::vector<std::byte> hung_job();
 
 /// The node's API version as (major << 16) | minor, and its capabilities (read once).
 uint32_t api_version();

@@ -236,7 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   // checks user pointers (the preload shim's): EFAULT, never a crash
         std::array<std::byte, 128> arg{};
         const auto bytes = in.bytes(arg.size());
-        std::memcpy(arg.data(), bytes.data(), bytes.size());
+        if (!bytes.empty()) std::memcpy(arg.data(), bytes.data(), bytes.size());  // empty: null
         const unsigned long request =
             in.get<uint8_t>() & 1 ? DRM_IOCTL_NPU_SUBMIT : in.get<uint32_t>();
         void* where = in.get<uint8_t>() & 1 ? reinterpret_cast<void*>(in.get<uint64_t>() | 1)

@@ -56,7 +56,7 @@ session_pids() {
     s=$(cat "$p/stat" 2>/dev/null) || continue
     s="${s##*) }"
     set -- "$1" $s
-    [ "${6:-}" = "$1" ] && echo "${p#/proc/}"
+    [ "${5:-}" = "$1" ] && echo "${p#/proc/}"
     set -- "$1"
   done
 }

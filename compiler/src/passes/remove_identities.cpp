@@ -3,10 +3,12 @@
 // known (Reshape/Flatten/Squeeze/Unsqueeze/Expand to the same shape, Cast to the same type,
 // Transpose with the identity permutation, Pad by zero, a full Slice, a one-input Concat,
 // Add/Sub of 0, Mul/Div by 1). Each costs a device command or a host round trip for nothing,
-// so readers of the output read the input instead. Graph output names are kept.
+// so readers of the output read the input instead. Graph output names are kept. Which rule
+// applies to which operator is its row's Identity column (npu/ops/operators.def).
 #include <algorithm>
 
 #include "npu/compiler/pass.h"
+#include "npu/ops/registry.h"
 
 namespace npu::compiler {
 
@@ -60,45 +62,57 @@ class RemoveIdentitiesPass final : public Pass {
           (!consumers[static_cast<size_t>(extra)].empty() || g.is_graph_output(extra)))
         return kNoValue;
     }
-    if (op == "Identity") return x;
-    if (op == "Dropout") {
+    const ops::OpSchema* schema = ops::find(op);
+    using enum ops::IdentityRule;
+    const ops::IdentityRule rule = schema != nullptr ? schema->identity : kNever;
+    if (rule == kNever) return kNoValue;
+    if (rule == kAlways) return x;
+    if (rule == kInference) {
       const NpyArray* training = g.constant(n.input(2));
       if (n.input(2) >= 0 && (!training || !all_equal(training, 0))) return kNoValue;
       return x;
     }
     if (!same_type_and_shape(g, x, y)) return kNoValue;
-    if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-        op == "Expand" || op == "Cast") {
-      return x;
-    }
-    if (op == "Concat" || op == "Max" || op == "Min") return n.inputs.size() == 1 ? x : kNoValue;
-    if (op == "Transpose") {
-      const auto perm = n.attr_ints("perm");
-      for (size_t i = 0; i < perm.size(); ++i) {
-        if (perm[i] != static_cast<int64_t>(i)) return kNoValue;
+    switch (rule) {
+      case kSameShape:
+        return x;
+      case kOneInput:
+        return n.inputs.size() == 1 ? x : kNoValue;
+      case kIdentityPerm: {
+        const auto perm = n.attr_ints("perm");
+        for (size_t i = 0; i < perm.size(); ++i) {
+          if (perm[i] != static_cast<int64_t>(i)) return kNoValue;
+        }
+        return perm.empty() && g.value(x).shape && g.value(x).shape->size() > 1 ? kNoValue : x;
       }
-      return perm.empty() && g.value(x).shape && g.value(x).shape->size() > 1 ? kNoValue : x;
-    }
-    if (op == "Pad") return all_equal(g.constant(n.input(1)), 0) ? x : kNoValue;
-    if (op == "Slice") {
-      // Same shape and no negative step: the whole tensor, in order.
-      if (n.input(4) < 0) return x;
-      const NpyArray* steps = g.constant(n.input(4));
-      if (!steps) return kNoValue;
-      for (int64_t s : format::to_ints(*steps)) {
-        if (s < 0) return kNoValue;
+      case kZeroPads:
+        return all_equal(g.constant(n.input(1)), 0) ? x : kNoValue;
+      case kFullSlice: {
+        // Same shape and no negative step: the whole tensor, in order.
+        if (n.input(4) < 0) return x;
+        const NpyArray* steps = g.constant(n.input(4));
+        if (!steps) return kNoValue;
+        for (int64_t s : format::to_ints(*steps)) {
+          if (s < 0) return kNoValue;
+        }
+        return x;
       }
-      return x;
-    }
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
-      const double neutral = (op == "Add" || op == "Sub") ? 0.0 : 1.0;
-      if (all_equal(g.constant(n.input(1)), neutral)) return x;
-      if ((op == "Add" || op == "Mul") && all_equal(g.constant(x), neutral) &&
-          same_type_and_shape(g, n.input(1), y)) {
-        return n.input(1);
+      case kPlusZero:
+      case kMinusZero:
+      case kTimesOne:
+      case kOverOne: {
+        const double neutral = rule == kPlusZero || rule == kMinusZero ? 0.0 : 1.0;
+        if (all_equal(g.constant(n.input(1)), neutral)) return x;
+        const bool commutes = rule == kPlusZero || rule == kTimesOne;
+        if (commutes && all_equal(g.constant(x), neutral) &&
+            same_type_and_shape(g, n.input(1), y)) {
+          return n.input(1);
+        }
+        return kNoValue;
       }
+      default:
+        return kNoValue;
     }
-    return kNoValue;
   }
 };
 

@@ -98,6 +98,39 @@ std::vector<AttrSchema> parse_attribute_schema(std::string_view owner, std::stri
 struct OpCall;  // one call of a host implementation (private to the library)
 using HostFn = Expected<std::vector<format::NpyArray>> (*)(const OpCall&);
 
+/// The input slots that only parameterize an operator (the Params column): weights, scales,
+/// shapes, pads, axes — constant at compile time.
+struct ParamSlots {
+  uint64_t slots = 0;  // bit i: slot i (i < 64)
+  int from = -1;       // >= 0: every slot from this one on
+  bool has(size_t i) const {
+    return (from >= 0 && i >= static_cast<size_t>(from)) || (i < 64 && ((slots >> i) & 1) != 0);
+  }
+};
+
+/// What the int8 quantizer does with an operator (the Int8 column).
+enum class Int8Rule : uint8_t {
+  kRequantized,  // dequantized around it, or a quantized form of its own
+  kThrough,      // selects, moves or reorders elements: runs on int8 data as it is
+};
+
+/// When an operator passes its input 0 through unchanged (the Identity column; the
+/// remove-identities pass applies the rule, operators.def says what each means).
+enum class IdentityRule : uint8_t {
+  kNever,
+  kAlways,
+  kInference,
+  kSameShape,
+  kOneInput,
+  kIdentityPerm,
+  kZeroPads,
+  kFullSlice,
+  kPlusZero,
+  kMinusZero,
+  kTimesOne,
+  kOverOne,
+};
+
 struct OpSchema {
   std::string_view name;
   std::string_view domain;       // "": ONNX's default domain; "npu": the stack's own (internal)
@@ -109,6 +142,9 @@ struct OpSchema {
   std::string_view host_name;  // the Host column (the implementation's name)
   std::vector<AttrSchema> attributes;
   HostFn host = nullptr;
+  ParamSlots params;
+  Int8Rule int8 = Int8Rule::kRequantized;
+  IdentityRule identity = IdentityRule::kNever;
 
   /// The attribute named `attr`, or nullptr.
   const AttrSchema* attribute(std::string_view attr) const;
