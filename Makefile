@@ -151,7 +151,7 @@ bench-tenants: deps-realmodels build
 	    $(if $(FLOODERS),--flooders $(FLOODERS)) $(if $(REPEAT),--repeat $(REPEAT))
 
 # The daemon soak for minutes (SOAK_SECONDS, default 300): clients with random work,
-# priorities, quota hits and kills; `make test` runs 8 seconds of it (ctest daemon.soak).
+# priorities, quota hits and kills; `make test` runs a minute of it (ctest daemon.soak; 8 s under the sanitizers).
 SOAK_SECONDS ?= 300
 soak: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS) --target daemon_soak

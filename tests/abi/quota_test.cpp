@@ -3,13 +3,14 @@
 // context without CAP_SYS_NICE is EPERM unless the node's allow-list says otherwise (the
 // QUOTA flag). The limits are the node's: a test whose limit is too large to reach quickly
 // skips, saying so.
-#include <linux/capability.h>
-#include <sys/syscall.h>
 
 #include "abi.h"
+#include "npu/test/capabilities.h"
 
 namespace npu::abi {
 namespace {
+
+using npu::test::WithoutCapSysNice;
 
 drm_npu_quota quota(const File& f) {
   drm_npu_quota q{};
@@ -129,35 +130,6 @@ TEST(AbiQuota, JobsPastTheLimitAreEdquot) {
   }
   EXPECT_EQ(f.submit(last.front().first, e, empty.size(), {ref(e, kR)}), 0);
 }
-
-/// Takes CAP_SYS_NICE out of the calling thread's effective set (kept permitted) and puts it
-/// back: what an unprivileged caller looks like to the driver, which reads the effective set
-/// when the file is opened (a daemon: the client's, when it connects).
-class WithoutCapSysNice {
- public:
-  WithoutCapSysNice() {
-    header_.version = _LINUX_CAPABILITY_VERSION_3;
-    if (::syscall(SYS_capget, &header_, data_) != 0) return;
-    held_ = (data_[0].effective & (1u << CAP_SYS_NICE)) != 0;
-    if (!held_) return;
-    __user_cap_data_struct dropped[2] = {data_[0], data_[1]};
-    dropped[0].effective &= ~(1u << CAP_SYS_NICE);
-    dropped_ = ::syscall(SYS_capset, &header_, dropped) == 0;
-  }
-  ~WithoutCapSysNice() {
-    if (dropped_) (void)::syscall(SYS_capset, &header_, data_);
-  }
-  WithoutCapSysNice(const WithoutCapSysNice&) = delete;
-  WithoutCapSysNice& operator=(const WithoutCapSysNice&) = delete;
-  /// The caller lacks CAP_SYS_NICE now (it never had it, or it was dropped).
-  bool unprivileged() const { return !held_ || dropped_; }
-
- private:
-  __user_cap_header_struct header_{};
-  __user_cap_data_struct data_[2]{};
-  bool held_ = false;
-  bool dropped_ = false;
-};
 
 TEST(AbiPolicy, RealtimeWithoutCapSysNiceIsEperm) {
   NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);

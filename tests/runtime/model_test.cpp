@@ -2,8 +2,6 @@
 // computed here — device and host segments, NHWC locations, symbolic and dynamic batches,
 // traces — and the load and run errors.
 #include <gtest/gtest.h>
-#include <linux/capability.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include "npu/format/package.h"
 #include "npu/isa/builder.h"
 #include "npu/runtime/model.h"
+#include "npu/test/capabilities.h"
 #include "test_packages.h"
 
 namespace {
@@ -74,15 +73,10 @@ TEST_F(ModelTest, PriorityIsTheContextsAndARefusalKeepsTheOldOne) {
   ASSERT_TRUE(model->run({{"x", NpyArray::of<float>({1, 8}, x)}}));
 
   // A device opened while this thread lacks CAP_SYS_NICE in its effective set.
-  __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct caps[2]{};
-  ASSERT_EQ(::syscall(SYS_capget, &h, caps), 0);
-  __user_cap_data_struct dropped[2] = {caps[0], caps[1]};
-  dropped[0].effective &= ~(1u << CAP_SYS_NICE);
-  const bool had = (caps[0].effective & (1u << CAP_SYS_NICE)) != 0;
-  if (had) ASSERT_EQ(::syscall(SYS_capset, &h, dropped), 0);
-  auto plain = npu::Device::open("emu:");
-  if (had) ASSERT_EQ(::syscall(SYS_capset, &h, caps), 0);
+  auto plain = [] {
+    npu::test::WithoutCapSysNice drop;
+    return npu::Device::open("emu:");
+  }();
   ASSERT_TRUE(plain) << plain.error().message;
   auto unprivileged = Model::load(*plain, relu_softmax_package(), "t.npub");
   ASSERT_TRUE(unprivileged) << unprivileged.error().message;

@@ -3,10 +3,8 @@
 // (SO_PEERCRED), not as its HELLO claims; REALTIME contexts need CAP_SYS_NICE of the client or
 // its uid on the allow-list (EPERM otherwise); the device config's quotas hold per client, and
 // STATUS shows them.
-#include <linux/capability.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 
 #include <algorithm>
@@ -14,36 +12,12 @@
 #include "daemon_fixture.h"
 #include "npu/daemon/server_thread.h"
 #include "npu/daemon_wire.h"
+#include "npu/test/capabilities.h"
 
 namespace npu::daemon::test {
 namespace {
 
-/// Takes CAP_SYS_NICE out of this thread's effective set (kept permitted) for its lifetime: an
-/// unprivileged client, as the daemon reads it from /proc/PID/status when the client connects.
-class WithoutCapSysNice {
- public:
-  WithoutCapSysNice() {
-    header_.version = _LINUX_CAPABILITY_VERSION_3;
-    if (::syscall(SYS_capget, &header_, data_) != 0) return;
-    held_ = (data_[0].effective & (1u << CAP_SYS_NICE)) != 0;
-    if (!held_) return;
-    __user_cap_data_struct dropped[2] = {data_[0], data_[1]};
-    dropped[0].effective &= ~(1u << CAP_SYS_NICE);
-    dropped_ = ::syscall(SYS_capset, &header_, dropped) == 0;
-  }
-  ~WithoutCapSysNice() {
-    if (dropped_) (void)::syscall(SYS_capset, &header_, data_);
-  }
-  WithoutCapSysNice(const WithoutCapSysNice&) = delete;
-  WithoutCapSysNice& operator=(const WithoutCapSysNice&) = delete;
-  bool unprivileged() const { return !held_ || dropped_; }
-
- private:
-  __user_cap_header_struct header_{};
-  __user_cap_data_struct data_[2]{};
-  bool held_ = false;
-  bool dropped_ = false;
-};
+using npu::test::WithoutCapSysNice;
 
 std::unique_ptr<ServerThread> start(isa::DeviceConfig cfg = {}, ServerOptions options = {}) {
   auto s = ServerThread::start(std::move(cfg), {}, std::move(options));

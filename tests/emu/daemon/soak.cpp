@@ -15,11 +15,9 @@
 // no client left, its BO memory is back to where it started, and its counters say no job was
 // lost or duplicated: submitted = completed + faulted + aborted, none in flight.
 // Exit status 0 when all of that holds; 1 with one line per problem otherwise.
-#include <linux/capability.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -37,6 +36,7 @@
 #include "npu/daemon/server_thread.h"
 #include "npu/emu/kmd.h"
 #include "npu/isa/builder.h"
+#include "npu/test/capabilities.h"
 #include "npu/unix_kernel.h"
 #include "npu_accel.h"
 
@@ -56,14 +56,6 @@ int64_t deadline_ns(int64_t ms) {
   std::fprintf(stderr, "daemon_soak: client %d: %s\n", ::getpid(), what.c_str());
   std::fflush(stderr);
   ::_exit(1);
-}
-
-void drop_cap_sys_nice() {
-  __user_cap_header_struct h{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct d[2]{};
-  if (::syscall(SYS_capget, &h, d) != 0) return;
-  d[0].effective &= ~(1u << CAP_SYS_NICE);
-  (void)::syscall(SYS_capset, &h, d);
 }
 
 struct Bo {
@@ -251,8 +243,9 @@ class Tenant {
 
 int client_main(const std::string& socket, uint64_t seed, int64_t ms) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return 1;  // the parent died before prctl
-  if (seed % 2 == 1) drop_cap_sys_nice();
+  if (::getppid() == 1) return 1;                            // the parent died before prctl
+  std::optional<npu::test::WithoutCapSysNice> unprivileged;  // odd seeds: REALTIME refused
+  if (seed % 2 == 1) unprivileged.emplace();
   Tenant t(socket, seed);
   t.run(Clock::now() + std::chrono::milliseconds(ms));
   return 0;
