@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <string_view>
 #include <unordered_map>
 
 #include "npu/isa/validate.h"
@@ -91,6 +92,19 @@ std::vector<npu_cmd> split_commands(std::span<const std::byte> cmdbuf) {
 std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& options) {
   const double hz = options.clock_hz != 0 ? static_cast<double>(options.clock_hz) : 1e9;
   auto us = [hz](uint64_t cycles) { return static_cast<double>(cycles) * 1e6 / hz; };
+  // A complete ("X") event on track `tid` from cycle `start` to `end` (at least `start`).
+  auto span = [&us](std::string_view name, std::string_view cat, uint32_t tid, uint64_t start,
+                    uint64_t end, json args) {
+    end = std::max(end, start);
+    return json{{"name", name},
+                {"cat", cat},
+                {"ph", "X"},
+                {"pid", kPid},
+                {"tid", tid},
+                {"ts", us(start)},
+                {"dur", us(end - start)},
+                {"args", std::move(args)}};
+  };
   const std::vector<EngineInfo> engines =
       options.engines.empty() ? default_engines() : options.engines;
 
@@ -124,31 +138,18 @@ std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& opt
   }
   for (const auto& h : options.host_spans) {
     const uint64_t end = std::max(h.end_cycle, h.start_cycle);
-    events.push_back({{"name", h.name},
-                      {"cat", "host"},
-                      {"ph", "X"},
-                      {"pid", kPid},
-                      {"tid", kHostTraceTid},
-                      {"ts", us(h.start_cycle)},
-                      {"dur", us(end - h.start_cycle)},
-                      {"args", {{"start_cycle", h.start_cycle}, {"end_cycle", end}}}});
+    events.push_back(span(h.name, "host", kHostTraceTid, h.start_cycle, end,
+                          {{"start_cycle", h.start_cycle}, {"end_cycle", end}}));
   }
   for (const auto& t : profile.timeline) {
     const npu_cmd* cmd =
         t.cmd_index < options.commands.size() ? &options.commands[t.cmd_index] : nullptr;
     const uint64_t end = std::max(t.end_cycle, t.start_cycle);
     if (t.opcode == DRM_NPU_PROFILE_PREEMPT) {  // the job was switched out at this safe point
-      events.push_back({{"name", "preempted"},
-                        {"cat", "preempt"},
-                        {"ph", "X"},
-                        {"pid", kPid},
-                        {"tid", t.engine},
-                        {"ts", us(t.start_cycle)},
-                        {"dur", us(end - t.start_cycle)},
-                        {"args",
-                         {{"safe_point", t.cmd_index},
-                          {"start_cycle", t.start_cycle},
-                          {"end_cycle", t.end_cycle}}}});
+      events.push_back(span("preempted", "preempt", t.engine, t.start_cycle, end,
+                            {{"safe_point", t.cmd_index},
+                             {"start_cycle", t.start_cycle},
+                             {"end_cycle", t.end_cycle}}));
       continue;
     }
     if (t.opcode == NPU_OP_MARKER) {
@@ -166,17 +167,9 @@ std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& opt
                         {"args", std::move(args)}});
       continue;
     }
-    events.push_back({{"name", isa::opcode_name(static_cast<uint8_t>(t.opcode))},
-                      {"cat", "command"},
-                      {"ph", "X"},
-                      {"pid", kPid},
-                      {"tid", t.engine},
-                      {"ts", us(t.start_cycle)},
-                      {"dur", us(end - t.start_cycle)},
-                      {"args",
-                       {{"cmd_index", t.cmd_index},
-                        {"start_cycle", t.start_cycle},
-                        {"end_cycle", t.end_cycle}}}});
+    events.push_back(span(
+        isa::opcode_name(static_cast<uint8_t>(t.opcode)), "command", t.engine, t.start_cycle, end,
+        {{"cmd_index", t.cmd_index}, {"start_cycle", t.start_cycle}, {"end_cycle", t.end_cycle}}));
     if (t.opcode == NPU_OP_FENCE && cmd != nullptr && cmd->hdr.opcode == NPU_OP_FENCE &&
         (cmd->hdr.flags & NPU_FENCE_FLAG_IRQ) != 0) {
       events.push_back(
