@@ -2,7 +2,6 @@
 // FENCE_WAIT, a 1.2 caller's 48-byte SUBMIT, BO export/import across files and processes
 // (the descriptors passed over a UNIX socket), context events, and the cross-job race
 // checker. Raw ioctls only; every case skips on a node without the capability.
-#include <poll.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -11,52 +10,18 @@
 namespace npu::abi {
 namespace {
 
-bool readable(int fd, int timeout_ms = 0) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
-}
-
-int status_byte(int fd) {
-  uint8_t b = 0xff;
-  return ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ? b : -1;
-}
-
-struct Submitted {
-  int err = 0;
-  uint64_t seqno = 0;
-  int fence = -1;
-};
-
-Submitted submit(const File& f, uint32_t ctx, const Bo& cmd, uint64_t size,
-                 std::vector<drm_npu_bo_ref> refs, uint32_t flags, std::vector<int32_t> in = {}) {
-  drm_npu_submit s{};
-  s.ctx_id = ctx;
-  s.flags = flags;
-  s.cmd_handle = cmd.handle;
-  s.bo_count = static_cast<uint32_t>(refs.size());
-  s.cmd_size = size;
-  s.bos = reinterpret_cast<uintptr_t>(refs.data());
-  s.in_fences = reinterpret_cast<uintptr_t>(in.data());
-  s.in_fence_count = static_cast<uint32_t>(in.size());
-  Submitted out;
-  out.err = f.io(DRM_IOCTL_NPU_SUBMIT, &s);
-  out.seqno = s.seqno;
-  out.fence = s.fence_fd;
-  return out;
-}
-
 TEST(AbiFence, OutFenceAndStatus) {
   NPU_ABI_REQUIRE(1, 3, DRM_NPU_CAP_FENCES);
   File f;
   const uint32_t ctx = f.ctx();
   const auto empty = empty_job();
   const Bo e = f.upload(empty);
-  const Submitted s = submit(f, ctx, e, empty.size(), {ref(e, kR)}, DRM_NPU_SUBMIT_FENCE_OUT);
+  const Submitted s = f.submit_fenced(ctx, e, empty.size(), {ref(e, kR)}, DRM_NPU_SUBMIT_FENCE_OUT);
   ASSERT_EQ(s.err, 0);
   ASSERT_GE(s.fence, 0);
-  EXPECT_TRUE(readable(s.fence, 5000));
-  EXPECT_EQ(status_byte(s.fence), DRM_NPU_JOB_OK);
-  const Submitted plain = submit(f, ctx, e, empty.size(), {ref(e, kR)}, 0);
+  EXPECT_TRUE(fence_readable(s.fence, 5000));
+  EXPECT_EQ(fence_status(s.fence), DRM_NPU_JOB_OK);
+  const Submitted plain = f.submit_fenced(ctx, e, empty.size(), {ref(e, kR)}, 0);
   ASSERT_EQ(plain.err, 0);
   EXPECT_EQ(plain.fence, -1);
   ::close(s.fence);
@@ -69,10 +34,10 @@ TEST(AbiFence, DependencyFailureAndBadFences) {
   const uint32_t a = f.ctx(), b = f.ctx();
   const auto hung = hung_job(), empty = empty_job();
   const Bo h = f.upload(hung), e = f.upload(empty);
-  const Submitted dep = submit(f, a, h, hung.size(), {ref(h, kR)},
-                               DRM_NPU_SUBMIT_FENCE_OUT | DRM_NPU_SUBMIT_SKIP_VALIDATION);
+  const Submitted dep = f.submit_fenced(a, h, hung.size(), {ref(h, kR)},
+                                        DRM_NPU_SUBMIT_FENCE_OUT | DRM_NPU_SUBMIT_SKIP_VALIDATION);
   ASSERT_EQ(dep.err, 0);
-  const Submitted job = submit(f, b, e, empty.size(), {ref(e, kR)}, 0, {dep.fence});
+  const Submitted job = f.submit_fenced(b, e, empty.size(), {ref(e, kR)}, 0, {dep.fence});
   ASSERT_EQ(job.err, 0);
   drm_npu_wait w{};
   ASSERT_EQ(f.wait(b, job.seqno, deadline_ms(8 * kMaxWatchdogMs), &w), 0);
@@ -81,10 +46,10 @@ TEST(AbiFence, DependencyFailureAndBadFences) {
   EXPECT_EQ(f.ctx_state(b).state, uint32_t{DRM_NPU_CTX_STATE_ACTIVE});
   int p[2];
   ASSERT_EQ(::pipe(p), 0);
-  EXPECT_EQ(submit(f, b, e, empty.size(), {ref(e, kR)}, 0, {p[0]}).err, EINVAL);
-  EXPECT_EQ(submit(f, b, e, empty.size(), {ref(e, kR)}, 0, {4000}).err, EBADF);
-  EXPECT_EQ(submit(f, b, e, empty.size(), {ref(e, kR)}, 0,
-                   std::vector<int32_t>(DRM_NPU_MAX_IN_FENCES + 1, dep.fence))
+  EXPECT_EQ(f.submit_fenced(b, e, empty.size(), {ref(e, kR)}, 0, {p[0]}).err, EINVAL);
+  EXPECT_EQ(f.submit_fenced(b, e, empty.size(), {ref(e, kR)}, 0, {4000}).err, EBADF);
+  EXPECT_EQ(f.submit_fenced(b, e, empty.size(), {ref(e, kR)}, 0,
+                            std::vector<int32_t>(DRM_NPU_MAX_IN_FENCES + 1, dep.fence))
                 .err,
             EINVAL);
   drm_npu_submit s{};
@@ -108,8 +73,10 @@ TEST(AbiFence, FenceWaitArgumentsAndResult) {
   const uint32_t ctx = f.ctx();
   const auto empty = empty_job();
   const Bo e = f.upload(empty);
-  const Submitted s1 = submit(f, ctx, e, empty.size(), {ref(e, kR)}, DRM_NPU_SUBMIT_FENCE_OUT);
-  const Submitted s2 = submit(f, ctx, e, empty.size(), {ref(e, kR)}, DRM_NPU_SUBMIT_FENCE_OUT);
+  const Submitted s1 =
+      f.submit_fenced(ctx, e, empty.size(), {ref(e, kR)}, DRM_NPU_SUBMIT_FENCE_OUT);
+  const Submitted s2 =
+      f.submit_fenced(ctx, e, empty.size(), {ref(e, kR)}, DRM_NPU_SUBMIT_FENCE_OUT);
   ASSERT_TRUE(s1.err == 0 && s2.err == 0);
   int32_t fds[2] = {s1.fence, s2.fence};
   drm_npu_fence_wait w{};
@@ -221,8 +188,8 @@ TEST(AbiShare, TwoProcessesChainJobsThroughAFenceOnASharedBo) {
     const uint32_t ctx = f.ctx();
     const auto copy = copy_job(shared.va, out.va, 256);
     const Bo cmd = f.upload(copy);
-    const Submitted s = submit(f, ctx, cmd, copy.size(),
-                               {ref(cmd, kR), ref(shared, kR), ref(out, kW)}, 0, {got[1]});
+    const Submitted s = f.submit_fenced(ctx, cmd, copy.size(),
+                                        {ref(cmd, kR), ref(shared, kR), ref(out, kW)}, 0, {got[1]});
     if (s.err != 0) ::_exit(4);
     drm_npu_wait w{};
     if (f.wait(ctx, s.seqno, deadline_ms(10'000), &w) != 0 || w.status != DRM_NPU_JOB_OK) {
@@ -244,8 +211,8 @@ TEST(AbiShare, TwoProcessesChainJobsThroughAFenceOnASharedBo) {
   const auto copy = copy_job(src.va, shared.va, 256);
   const Bo cmd = f.upload(copy);
   const Submitted s =
-      submit(f, ctx, cmd, copy.size(), {ref(cmd, kR), ref(src, kR), ref(shared, kW)},
-             DRM_NPU_SUBMIT_FENCE_OUT);
+      f.submit_fenced(ctx, cmd, copy.size(), {ref(cmd, kR), ref(src, kR), ref(shared, kW)},
+                      DRM_NPU_SUBMIT_FENCE_OUT);
   ASSERT_EQ(s.err, 0);
   drm_npu_bo_export ex{};
   ex.handle = shared.handle;
@@ -299,12 +266,12 @@ TEST(AbiCtxEvents, FaultMakesItReadable) {
   drm_npu_ctx_events ev{};
   ev.ctx_id = ctx;
   ASSERT_EQ(f.io(DRM_IOCTL_NPU_CTX_EVENTS, &ev), 0);
-  EXPECT_FALSE(readable(ev.fd));
+  EXPECT_FALSE(fence_readable(ev.fd));
   const auto hung = hung_job();
   const Bo h = f.upload(hung);
   uint64_t seqno = 0;
   ASSERT_EQ(f.submit(ctx, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION, &seqno), 0);
-  EXPECT_TRUE(readable(ev.fd, 8 * kMaxWatchdogMs));
+  EXPECT_TRUE(fence_readable(ev.fd, 8 * kMaxWatchdogMs));
   drm_npu_ctx_events bad{};
   bad.ctx_id = 9999;
   EXPECT_EQ(f.io(DRM_IOCTL_NPU_CTX_EVENTS, &bad), ENOENT);

@@ -2,7 +2,6 @@
 // byte, outliving the file), in-fences (ordering, a failed dependency aborting the job, bad
 // descriptors), FENCE_WAIT, a 1.2 caller's smaller SUBMIT, and context events.
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -12,34 +11,14 @@
 namespace npu::emu::test {
 namespace {
 
-bool readable(int fd, int timeout_ms = 0) {
-  pollfd p{fd, POLLIN, 0};
-  return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
-}
-
-int status_byte(int fd) {
-  uint8_t b = 0xff;
-  return ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ? b : -1;
-}
-
 // SUBMIT with fences; returns errno, fills seqno and the out-fence.
 int submit_fenced(Client& c, uint32_t ctx, const BoHandle& cmd, uint64_t size,
                   std::vector<drm_npu_bo_ref> refs, uint32_t flags, std::vector<int32_t> in,
                   uint64_t* seqno, int* fence) {
-  drm_npu_submit s{};
-  s.ctx_id = ctx;
-  s.flags = flags;
-  s.cmd_handle = cmd.handle;
-  s.bo_count = static_cast<uint32_t>(refs.size());
-  s.cmd_size = size;
-  s.bos = reinterpret_cast<uintptr_t>(refs.data());
-  s.in_fences = reinterpret_cast<uintptr_t>(in.data());
-  s.in_fence_count = static_cast<uint32_t>(in.size());
-  s.fence_fd = 12345;  // overwritten: -1 without FENCE_OUT
-  const int r = c.io(DRM_IOCTL_NPU_SUBMIT, &s);
+  const Submitted s = c.submit_fenced(ctx, cmd, size, std::move(refs), flags, std::move(in));
   if (seqno != nullptr) *seqno = s.seqno;
-  if (fence != nullptr) *fence = s.fence_fd;
-  return r;
+  if (fence != nullptr) *fence = s.fence;
+  return s.err;
 }
 
 TEST(KmdFence, OutFenceSignalsWithTheStatusAndOutlivesTheFile) {
@@ -57,18 +36,18 @@ TEST(KmdFence, OutFenceSignalsWithTheStatusAndOutlivesTheFile) {
     ASSERT_GE(fence, 0);
     EXPECT_EQ(::fcntl(fence, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
     ASSERT_EQ(c.wait(ctx, seqno, deadline_ms(5000)), 0);
-    EXPECT_TRUE(readable(fence, 1000));
-    EXPECT_EQ(status_byte(fence), DRM_NPU_JOB_OK);
+    EXPECT_TRUE(fence_readable(fence, 1000));
+    EXPECT_EQ(fence_status(fence), DRM_NPU_JOB_OK);
     // Without FENCE_OUT the field is -1.
     int none = 0;
     ASSERT_EQ(submit_fenced(c, ctx, cmd, bytes.size(), {ref(cmd, kR)}, 0, {}, nullptr, &none), 0);
     EXPECT_EQ(none, -1);
   }  // the file is closed
-  EXPECT_TRUE(readable(fence));
-  EXPECT_EQ(status_byte(fence), DRM_NPU_JOB_OK);
+  EXPECT_TRUE(fence_readable(fence));
+  EXPECT_EQ(fence_status(fence), DRM_NPU_JOB_OK);
   const int copy = ::dup(fence);
   ::close(fence);
-  EXPECT_EQ(status_byte(copy), DRM_NPU_JOB_OK) << "a dup() is the same fence";
+  EXPECT_EQ(fence_status(copy), DRM_NPU_JOB_OK) << "a dup() is the same fence";
   ::close(copy);
 }
 
@@ -85,8 +64,8 @@ TEST(KmdFence, FaultedJobSignalsError) {
       submit_fenced(c, ctx, cmd, bytes.size(), {ref(cmd, kR)},
                     DRM_NPU_SUBMIT_FENCE_OUT | DRM_NPU_SUBMIT_SKIP_VALIDATION, {}, nullptr, &fence),
       0);
-  ASSERT_TRUE(readable(fence, 5000));
-  EXPECT_EQ(status_byte(fence), DRM_NPU_JOB_ERROR);
+  ASSERT_TRUE(fence_readable(fence, 5000));
+  EXPECT_EQ(fence_status(fence), DRM_NPU_JOB_ERROR);
   ::close(fence);
 }
 
@@ -133,7 +112,7 @@ TEST(KmdFence, InFenceOrdersAndAFailedDependencyAborts) {
   EXPECT_EQ(wb.status, uint32_t{DRM_NPU_JOB_ABORTED});
   EXPECT_EQ(wb.fault.kind, uint32_t{DRM_NPU_FAULT_DEPENDENCY});
   EXPECT_EQ(wb.fault.address, 0u) << "the index of the failed in-fence";
-  EXPECT_EQ(status_byte(bfence), DRM_NPU_JOB_ABORTED) << "B's own fence carries its status";
+  EXPECT_EQ(fence_status(bfence), DRM_NPU_JOB_ABORTED) << "B's own fence carries its status";
   EXPECT_EQ(b.ctx_state(bctx).state, uint32_t{DRM_NPU_CTX_STATE_ACTIVE})
       << "a dependency failure does not ban";
   EXPECT_EQ(a.ctx_state(actx).state, uint32_t{DRM_NPU_CTX_STATE_BANNED});
@@ -213,7 +192,7 @@ TEST(KmdFence, FenceWaitAnyAndAll) {
   EXPECT_EQ(w.signalled, 2u);
   EXPECT_EQ(w.first, 0u);
   EXPECT_EQ(w.status, uint32_t{DRM_NPU_JOB_ERROR}) << "fence 0 is the hung job's";
-  EXPECT_EQ(status_byte(fe), DRM_NPU_JOB_OK);
+  EXPECT_EQ(fence_status(fe), DRM_NPU_JOB_OK);
   // Argument checks.
   drm_npu_fence_wait bad = w;
   bad.count = 0;
@@ -276,18 +255,18 @@ TEST(KmdCtxEvents, FaultAndResetMakeTheDescriptorReadable) {
   ev.ctx_id = bystander;
   ASSERT_EQ(c.io(DRM_IOCTL_NPU_CTX_EVENTS, &ev), 0);
   const int bystander_fd = ev.fd;
-  EXPECT_FALSE(readable(guilty_fd));
+  EXPECT_FALSE(fence_readable(guilty_fd));
   const auto hung = hung_job();
   const BoHandle h = c.upload(hung);
   uint64_t seqno = 0;
   ASSERT_EQ(c.submit(guilty, h, hung.size(), {ref(h, kR)}, kHangFlags, &seqno), 0);
   ASSERT_EQ(c.wait(guilty, seqno, deadline_ms(10'000)), 0);
-  EXPECT_TRUE(readable(guilty_fd, 1000)) << "the fault (a watchdog reset) bans the context";
-  EXPECT_TRUE(readable(bystander_fd, 1000)) << "the device reset";
+  EXPECT_TRUE(fence_readable(guilty_fd, 1000)) << "the fault (a watchdog reset) bans the context";
+  EXPECT_TRUE(fence_readable(bystander_fd, 1000)) << "the device reset";
   uint64_t n = 0;
   ASSERT_EQ(::read(guilty_fd, &n, sizeof(n)), static_cast<ssize_t>(sizeof(n)));
   EXPECT_EQ(n, 1u);
-  EXPECT_FALSE(readable(guilty_fd)) << "read() resets the count";
+  EXPECT_FALSE(fence_readable(guilty_fd)) << "read() resets the count";
   ev = {};
   ev.ctx_id = 999;
   EXPECT_EQ(c.io(DRM_IOCTL_NPU_CTX_EVENTS, &ev), ENOENT);

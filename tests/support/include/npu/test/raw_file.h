@@ -14,7 +14,9 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include <cerrno>
@@ -57,6 +59,27 @@ struct RawBo {
 
 inline drm_npu_bo_ref ref(const RawBo& b, uint32_t access) {
   return {b.handle, access};
+}
+
+/// What a SUBMIT with fences handed back: errno (0 on success), the seqno and the out-fence
+/// (-1 without DRM_NPU_SUBMIT_FENCE_OUT).
+struct Submitted {
+  int err = 0;
+  uint64_t seqno = 0;
+  int fence = -1;
+};
+
+/// Whether fence `fd` (a sync_file-like descriptor, API 1.3) is readable — signalled — within
+/// `timeout_ms`.
+inline bool fence_readable(int fd, int timeout_ms = 0) {
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, timeout_ms) == 1 && (p.revents & POLLIN) != 0;
+}
+
+/// The job status byte a signalled fence carries (DRM_NPU_JOB_*), or -1 when none is there.
+inline int fence_status(int fd) {
+  uint8_t b = 0xff;
+  return ::recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 1 ? b : -1;
 }
 
 template <typename Self>
@@ -105,6 +128,28 @@ class RawFile {
     RawBo b = bo(bytes.size());
     if (std::byte* p = map(b)) std::memcpy(p, bytes.data(), bytes.size());
     return b;
+  }
+
+  /// SUBMIT with in-fences `in` (API 1.3) and, with DRM_NPU_SUBMIT_FENCE_OUT in `flags`, an
+  /// out-fence; the fence field goes in as garbage, so a driver that leaves it is caught.
+  Submitted submit_fenced(uint32_t ctx, const RawBo& cmd, uint64_t cmd_size,
+                          std::vector<drm_npu_bo_ref> refs, uint32_t flags,
+                          std::vector<int32_t> in = {}) {
+    drm_npu_submit s{};
+    s.ctx_id = ctx;
+    s.flags = flags;
+    s.cmd_handle = cmd.handle;
+    s.bo_count = static_cast<uint32_t>(refs.size());
+    s.cmd_size = cmd_size;
+    s.bos = reinterpret_cast<uintptr_t>(refs.data());
+    s.in_fences = reinterpret_cast<uintptr_t>(in.data());
+    s.in_fence_count = static_cast<uint32_t>(in.size());
+    s.fence_fd = 12345;  // overwritten: -1 without FENCE_OUT
+    Submitted out;
+    out.err = io(DRM_IOCTL_NPU_SUBMIT, &s);
+    out.seqno = s.seqno;
+    out.fence = s.fence_fd;
+    return out;
   }
 
   /// SUBMIT; sets *seqno on success.
