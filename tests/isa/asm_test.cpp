@@ -174,8 +174,8 @@ Bytes every_kind_buffer() {
              .shape = {2, 3, 4, 5},
              .a_addr = 0x10,
              .b_addr = 0x20,
-             .out_addr = 0x30,
-             .b_stride = std::array<uint32_t, 4>{0, 0, 0, 1}});
+             .b_stride = std::array<uint32_t, 4>{0, 0, 0, 1},
+             .out_addr = 0x30});
   b.activation({.func = NPU_ACT_HARDSIGMOID,
                 .shape = {1, 2, 3, 4},
                 .in_addr = 4,

@@ -80,8 +80,8 @@ CommandBufferBuilder every_opcode() {
              .shape = {1, 1, 4, 4},
              .a_addr = 0,
              .b_addr = 0,
-             .out_addr = 49152,
-             .b_stride = {{0, 0, 0, 0}}});
+             .b_stride = {{0, 0, 0, 0}},
+             .out_addr = 49152});
   b.activation({.func = NPU_ACT_GELU, .shape = {1, 1, 4, 4}, .in_addr = 49152, .out_addr = 49152});
   b.activation({.func = NPU_ACT_COPY,
                 .dtype = NPU_DTYPE_UINT8,
