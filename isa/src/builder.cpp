@@ -59,6 +59,7 @@ NPU_ENCODER(quant, QuantArgs)
 NPU_ENCODER(requant, RequantArgs)
 NPU_ENCODER(transpose, TransposeArgs)
 NPU_ENCODER(reduce, ReduceArgs)
+NPU_ENCODER(moments, MomentsArgs)
 #undef NPU_ENCODER
 #undef NPU_ENC_NONE
 #undef NPU_ENC
@@ -236,6 +237,12 @@ uint32_t CommandBufferBuilder::transpose(const TransposeArgs& a) {
 uint32_t CommandBufferBuilder::reduce(const ReduceArgs& a) {
   npu_cmd c = blank(NPU_OP_REDUCE);
   encode(c.reduce, a);
+  return push(c);
+}
+
+uint32_t CommandBufferBuilder::moments(const MomentsArgs& a) {
+  npu_cmd c = blank(NPU_OP_MOMENTS);
+  encode(c.moments, a);
   return push(c);
 }
 

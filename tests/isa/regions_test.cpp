@@ -259,6 +259,16 @@ TEST(Regions, VectorOps) {
   expect_region(r[1], Space::Sram, kWrite, 1000, 1032, "out_addr");
 }
 
+TEST(Regions, MomentsReadsOnceWritesBothOutputs) {
+  CommandBufferBuilder b;
+  b.moments({.in_addr = 64, .mean_addr = 1000, .sq_addr = 2000, .outer = 2, .len = 3, .inner = 4});
+  const auto r = regions_of(b.commands()[0]);
+  ASSERT_EQ(r.size(), 3u);
+  expect_region(r[0], Space::Sram, kRead, 64, 64 + 2 * 3 * 4 * 4, "in_addr");
+  expect_region(r[1], Space::Sram, kWrite, 1000, 1000 + 2 * 4 * 4, "mean_addr");
+  expect_region(r[2], Space::Sram, kWrite, 2000, 2000 + 2 * 4 * 4, "sq_addr");
+}
+
 TEST(Regions, UnknownOpcodeFails) {
   npu_cmd c{};
   c.hdr.opcode = 0x7f;

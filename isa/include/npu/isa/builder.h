@@ -103,6 +103,11 @@ struct ReduceArgs {
   NPU_FIELDS_reduce(NPU_ARG, NPU_ARG_NONE)
 };
 
+/// MOMENTS: mean and mean of squares of fp32 [outer][len][inner] over len.
+struct MomentsArgs {
+  NPU_FIELDS_moments(NPU_ARG, NPU_ARG_NONE)
+};
+
 #undef NPU_ARG_NONE
 #undef NPU_ARG
 #undef NPU_ARG_set
@@ -127,6 +132,7 @@ class CommandBufferBuilder {
   uint32_t requantize(const RequantArgs& a);
   uint32_t transpose(const TransposeArgs& a);
   uint32_t reduce(const ReduceArgs& a);
+  uint32_t moments(const MomentsArgs& a);
   uint32_t sem_signal(uint8_t engine, uint32_t sem, uint32_t count = 1);
   uint32_t sem_wait(uint8_t engine, uint32_t sem, uint32_t count = 1);
   uint32_t marker(uint8_t engine, uint32_t id);
