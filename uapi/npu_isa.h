@@ -53,7 +53,7 @@ struct npu_cmdbuf_header {
 #define NPU_ENGINE_DMA_IN 1  /* DRAM -> SRAM */
 #define NPU_ENGINE_DMA_OUT 2 /* SRAM -> DRAM */
 #define NPU_ENGINE_MATRIX 3  /* conv2d, matmul */
-#define NPU_ENGINE_VECTOR 4  /* elementwise, activations, pooling, softmax, (de/re)quantize */
+#define NPU_ENGINE_VECTOR 4  /* elementwise, activations, pooling, softmax, (de/re)quantize, reductions */
 #define NPU_NUM_ENGINES 5
 
 /* Opcodes. */
@@ -77,6 +77,7 @@ struct npu_cmdbuf_header {
 #define NPU_OP_REQUANTIZE 0x37  /* VECTOR: int8/uint8/int32 -> int8/uint8 */
 #define NPU_OP_TRANSPOSE 0x38   /* VECTOR: 4-D permutation (layout change) */
 #define NPU_OP_REDUCE 0x39      /* VECTOR: reduce the middle axis of [outer][len][inner] */
+#define NPU_OP_MOMENTS 0x3A     /* VECTOR: mean and mean of squares in one read */
 
 /* Element types. */
 #define NPU_DTYPE_INT8 1
@@ -417,6 +418,20 @@ struct npu_cmd_reduce {
   __u8 reserved[96];
 };
 
+/**
+ * MOMENTS: fp32 in [outer][len][inner] contiguous -> mean [outer][inner] = sum(x) / len and
+ * sq [outer][inner] = sum(x * x) / len, both over the middle axis, in one read of the input.
+ * Each product x * x is rounded to fp32 and both sums accumulate in fp32 in ascending l, so
+ * the results are bit-identical to ELTWISE MUL (x, x) then REDUCE MEAN, and to REDUCE MEAN of
+ * x. For LayerNorm (var = sq - mean^2) and RMSNorm (sq). mean and sq must not overlap.
+ */
+struct npu_cmd_moments {
+  struct npu_cmd_header hdr;
+  __u32 in_addr, mean_addr, sq_addr;
+  __u32 outer, len, inner;
+  __u8 reserved[96];
+};
+
 /** union npu_cmd - any command. */
 union npu_cmd {
   struct npu_cmd_header hdr;
@@ -436,6 +451,7 @@ union npu_cmd {
   struct npu_cmd_requant requant;
   struct npu_cmd_transpose transpose;
   struct npu_cmd_reduce reduce;
+  struct npu_cmd_moments moments;
   __u8 bytes[NPU_CMD_SIZE];
 };
 

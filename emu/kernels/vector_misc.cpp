@@ -234,6 +234,36 @@ void reduce_kind(const npu_cmd_reduce& c, std::span<std::byte> sram) {
   }
 }
 
+/// MOMENTS: both sums in one pass over each row of the input, in the reference's order
+/// (ascending l per output element; ref::moments_f32).
+void moments_rows(const npu_cmd_moments& c, std::span<std::byte> sram) {
+  const size_t len = c.len, inner = c.inner;
+  std::vector<float> sum(inner), sum_sq(inner);
+  const float n = static_cast<float>(len);
+  for (size_t o = 0; o < c.outer; ++o) {
+    const std::byte* in = sram.data() + c.in_addr + o * len * inner * 4;
+    for (size_t i = 0; i < inner; ++i) {
+      const float x = ldi<float>(in, i);
+      sum[i] = x;
+      sum_sq[i] = x * x;
+    }
+    for (size_t l = 1; l < len; ++l) {
+      const std::byte* row = in + l * inner * 4;
+      for (size_t i = 0; i < inner; ++i) {
+        const float x = ldi<float>(row, i);
+        sum[i] += x;
+        sum_sq[i] += x * x;
+      }
+    }
+    for (size_t i = 0; i < inner; ++i) {
+      sum[i] /= n;
+      sum_sq[i] /= n;
+    }
+    std::memcpy(sram.data() + c.mean_addr + o * inner * 4, sum.data(), inner * 4);
+    std::memcpy(sram.data() + c.sq_addr + o * inner * 4, sum_sq.data(), inner * 4);
+  }
+}
+
 }  // namespace
 
 void quantize(const npu_cmd_quant& c, std::span<std::byte> sram, std::byte* /*dram*/) {
@@ -289,6 +319,10 @@ void reduce(const npu_cmd_reduce& c, std::span<std::byte> sram, std::byte* /*dra
     default:
       break;
   }
+}
+
+void moments(const npu_cmd_moments& c, std::span<std::byte> sram, std::byte* /*dram*/) {
+  if (c.len != 0) moments_rows(c, sram);  // validation requires len >= 1
 }
 
 }  // namespace npu::emu::kern

@@ -82,6 +82,10 @@ uint64_t features_reduce(const npu_cmd_reduce&) {
   return NPU_FEATURE_FP32;
 }
 
+uint64_t features_moments(const npu_cmd_moments&) {
+  return NPU_FEATURE_FP32;
+}
+
 }  // namespace detail
 
 uint64_t command_features(const npu_cmd& cmd) {

@@ -1,6 +1,7 @@
 // The CHECK column of the opcode table: each command's payload rules (docs/isa.md, "Validity
 // rules"), after validate.cpp has checked the opcode, engine, header and flags. The dispatch
 // at the end is generated from npu/isa/opcodes.def.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -449,6 +450,21 @@ Expected<void> check_reduce(const PayloadChecker& k, const npu_cmd_reduce& c) {
   NPU_TRY(k.zero("reserved", c.reserved, sizeof c.reserved));
   NPU_TRY(k.in_range("kind", c.kind, NPU_REDUCE_SUM, NPU_REDUCE_MIN));
   return all_positive(k, {{"outer", c.outer}, {"len", c.len}, {"inner", c.inner}});
+}
+
+Expected<void> check_moments(const PayloadChecker& k, const npu_cmd_moments& c) {
+  NPU_TRY(k.zero("reserved", c.reserved, sizeof c.reserved));
+  NPU_TRY(all_positive(k, {{"outer", c.outer}, {"len", c.len}, {"inner", c.inner}}));
+  // Both outputs are [outer][inner] fp32; one written over the other would lose a result.
+  const uint64_t bytes = uint64_t{c.outer} * c.inner * 4;
+  const uint64_t lo = std::min(c.mean_addr, c.sq_addr), hi = std::max(c.mean_addr, c.sq_addr);
+  if (lo + bytes > hi) {
+    return k.field_error("sq_addr", "the mean output [" + std::to_string(c.mean_addr) + ", +" +
+                                        std::to_string(bytes) + ") and the sq output [" +
+                                        std::to_string(c.sq_addr) + ", +" + std::to_string(bytes) +
+                                        ") overlap");
+  }
+  return ok();
 }
 
 // ---------------------------------------------------------------------------------------------

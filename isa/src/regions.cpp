@@ -234,6 +234,12 @@ Expected<void> regions_reduce(const npu_cmd_reduce& c, std::vector<Region>& out)
   return dense(out, kWrite, c.out_addr, "out_addr", 4, c.outer, c.inner);
 }
 
+Expected<void> regions_moments(const npu_cmd_moments& c, std::vector<Region>& out) {
+  NPU_TRY(dense(out, kRead, c.in_addr, "in_addr", 4, c.outer, c.len, c.inner));
+  NPU_TRY(dense(out, kWrite, c.mean_addr, "mean_addr", 4, c.outer, c.inner));
+  return dense(out, kWrite, c.sq_addr, "sq_addr", 4, c.outer, c.inner);
+}
+
 }  // namespace detail
 
 Expected<void> command_regions(const npu_cmd& cmd, std::vector<Region>& out) {

@@ -158,6 +158,13 @@ CommandCost cost_reduce(const npu_cmd_reduce& c, const DeviceConfig& cfg) {
   return vec_cost(prod({c.outer, c.inner}), prod({c.outer, c.len, c.inner}), 4, 1, cfg);
 }
 
+// One pass over the input with two accumulations (x and x * x) per element: the cost of two
+// unit vector ops per input element, against REDUCE's one (ELTWISE MUL + REDUCE MEAN, the
+// sequence it replaces, costs a write and a second read of the squares on top).
+CommandCost cost_moments(const npu_cmd_moments& c, const DeviceConfig& cfg) {
+  return vec_cost(2 * prod({c.outer, c.inner}), prod({c.outer, c.len, c.inner}), 4, 2, cfg);
+}
+
 }  // namespace detail
 
 CommandCost command_cost(const npu_cmd& cmd, const DeviceConfig& cfg) {

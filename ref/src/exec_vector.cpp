@@ -257,4 +257,15 @@ Expected<void> exec_reduce(const npu_cmd_reduce& c, std::span<std::byte> sram, F
   return write_sram(sram, c.out_addr, out, at(op, "out_addr"));
 }
 
+Expected<void> exec_moments(const npu_cmd_moments& c, std::span<std::byte> sram, FlatDram&) {
+  const char* op = "moments";
+  auto in =
+      read_sram<float>(sram, c.in_addr, uint64_t{c.outer} * c.len * c.inner, at(op, "in_addr"));
+  if (!in) return in.error();
+  std::vector<float> mean(uint64_t{c.outer} * c.inner), sq(mean.size());
+  if (auto r = moments_f32(c.outer, c.len, c.inner, *in, mean, sq); !r) return r;
+  if (auto r = write_sram(sram, c.mean_addr, mean, at(op, "mean_addr")); !r) return r;
+  return write_sram(sram, c.sq_addr, sq, at(op, "sq_addr"));
+}
+
 }  // namespace npu::ref::detail

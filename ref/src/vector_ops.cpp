@@ -167,4 +167,27 @@ Expected<void> reduce_f32(uint8_t kind, uint32_t outer, uint32_t len, uint32_t i
   return ok();
 }
 
+Expected<void> moments_f32(uint32_t outer, uint32_t len, uint32_t inner, std::span<const float> in,
+                           std::span<float> mean, std::span<float> sq) {
+  if (len == 0) return make_error(EINVAL, "moments: len must be >= 1");
+  if (auto r = check_size("moments: in", in.size(), uint64_t{outer} * len * inner); !r) return r;
+  if (auto r = check_size("moments: mean", mean.size(), uint64_t{outer} * inner); !r) return r;
+  if (auto r = check_size("moments: sq", sq.size(), uint64_t{outer} * inner); !r) return r;
+  const float n = static_cast<float>(len);
+  for (uint64_t o = 0; o < outer; ++o) {
+    for (uint64_t i = 0; i < inner; ++i) {
+      const float x0 = in[o * len * inner + i];
+      float sum = x0, sum_sq = eltwise(NPU_ELTWISE_MUL, x0, x0);
+      for (uint64_t l = 1; l < len; ++l) {
+        const float x = in[(o * len + l) * inner + i];
+        sum += x;
+        sum_sq += eltwise(NPU_ELTWISE_MUL, x, x);
+      }
+      mean[o * inner + i] = sum / n;
+      sq[o * inner + i] = sum_sq / n;
+    }
+  }
+  return ok();
+}
+
 }  // namespace npu::ref

@@ -174,8 +174,8 @@ Bytes every_kind_buffer() {
              .shape = {2, 3, 4, 5},
              .a_addr = 0x10,
              .b_addr = 0x20,
-             .out_addr = 0x30,
-             .b_stride = std::array<uint32_t, 4>{0, 0, 0, 1}});
+             .b_stride = std::array<uint32_t, 4>{0, 0, 0, 1},
+             .out_addr = 0x30});
   b.activation({.func = NPU_ACT_HARDSIGMOID,
                 .shape = {1, 2, 3, 4},
                 .in_addr = 4,
@@ -206,6 +206,8 @@ Bytes every_kind_buffer() {
   b.requantize({.multiplier = 0x7fffffff, .shift = 62, .in_zp = -2147483647 - 1, .out_zp = -1});
   b.transpose({.in_shape = {2, 3, 4, 5}, .perm = {3, 1, 0, 2}, .elem_size = 2});
   b.reduce({.kind = NPU_REDUCE_MIN, .outer = 2, .len = 3, .inner = 4});
+  b.moments(
+      {.in_addr = 0x10, .mean_addr = 0x20, .sq_addr = 0x40, .outer = 2, .len = 3, .inner = 4});
   b.nop(NPU_ENGINE_VECTOR);
   b.sem_signal(NPU_ENGINE_VECTOR, 31, 65535);
   b.fence(true, 0xffffffffu);

@@ -33,7 +33,7 @@ TEST(Opcodes, EveryRowIsFoundByValueAndByMnemonic) {
     EXPECT_TRUE(names.insert(op.mnemonic).second);
   }
   EXPECT_EQ(find_opcode(uint8_t{0}), nullptr);
-  EXPECT_EQ(find_opcode(uint8_t{0x3a}), nullptr);
+  EXPECT_EQ(find_opcode(uint8_t{0x3b}), nullptr);
   EXPECT_EQ(find_opcode("conv3d"), nullptr);
   EXPECT_STREQ(opcode_name(0xff), "unknown");
 }
@@ -51,7 +51,7 @@ TEST(Opcodes, EnginesAreThoseOfTheSpec) {
   EXPECT_EQ(find_opcode(NPU_OP_DMA_STORE)->engines, mask({NPU_ENGINE_DMA_OUT}));
   EXPECT_EQ(find_opcode(NPU_OP_CONV2D)->engines, mask({NPU_ENGINE_MATRIX}));
   EXPECT_EQ(find_opcode(NPU_OP_MATMUL)->engines, mask({NPU_ENGINE_MATRIX}));
-  for (uint8_t op = NPU_OP_ELTWISE; op <= NPU_OP_REDUCE; ++op) {
+  for (uint8_t op = NPU_OP_ELTWISE; op <= NPU_OP_MOMENTS; ++op) {
     EXPECT_EQ(find_opcode(op)->engines, mask({NPU_ENGINE_VECTOR})) << opcode_name(op);
   }
   EXPECT_EQ(find_opcode(NPU_OP_CONV2D)->sole_engine(), NPU_ENGINE_MATRIX);
@@ -59,7 +59,7 @@ TEST(Opcodes, EnginesAreThoseOfTheSpec) {
   EXPECT_TRUE(opcode_allows_engine(NPU_OP_SEM_WAIT, NPU_ENGINE_VECTOR));
   EXPECT_FALSE(opcode_allows_engine(NPU_OP_SEM_WAIT, NPU_ENGINE_CP));
   EXPECT_FALSE(opcode_allows_engine(NPU_OP_NOP, NPU_NUM_ENGINES));
-  EXPECT_FALSE(opcode_allows_engine(0x3a, NPU_ENGINE_VECTOR));
+  EXPECT_FALSE(opcode_allows_engine(0x3b, NPU_ENGINE_VECTOR));
 }
 
 TEST(Opcodes, FlagsAndTheirNames) {

@@ -173,8 +173,8 @@ TEST(Regions, EltwiseBroadcastBoundingRange) {
              .shape = {1, 2, 3, 4},
              .a_addr = 0,
              .b_addr = 1000,
-             .out_addr = 2000,
-             .b_stride = {{0, 0, 0, 1}}});
+             .b_stride = {{0, 0, 0, 1}},
+             .out_addr = 2000});
   const auto r = regions_of(b.commands()[0]);
   ASSERT_EQ(r.size(), 3u);
   expect_region(r[0], Space::Sram, kRead, 0, 24 * 4, "a.addr");
@@ -189,8 +189,8 @@ TEST(Regions, ActivationStrided) {
                 .dtype = NPU_DTYPE_INT8,
                 .shape = {1, 1, 1, 10},
                 .in_addr = 100,
-                .out_addr = 200,
-                .in_stride = {{0, 0, 0, 2}}});
+                .in_stride = {{0, 0, 0, 2}},
+                .out_addr = 200});
   const auto r = regions_of(b.commands()[0]);
   ASSERT_EQ(r.size(), 2u);
   expect_region(r[0], Space::Sram, kRead, 100, 100 + 9 * 2 + 1, "in.addr");
@@ -257,6 +257,16 @@ TEST(Regions, VectorOps) {
   r = regions_of(b.commands()[7]);
   expect_region(r[0], Space::Sram, kRead, 0, 96, "in_addr");
   expect_region(r[1], Space::Sram, kWrite, 1000, 1032, "out_addr");
+}
+
+TEST(Regions, MomentsReadsOnceWritesBothOutputs) {
+  CommandBufferBuilder b;
+  b.moments({.in_addr = 64, .mean_addr = 1000, .sq_addr = 2000, .outer = 2, .len = 3, .inner = 4});
+  const auto r = regions_of(b.commands()[0]);
+  ASSERT_EQ(r.size(), 3u);
+  expect_region(r[0], Space::Sram, kRead, 64, 64 + 2 * 3 * 4 * 4, "in_addr");
+  expect_region(r[1], Space::Sram, kWrite, 1000, 1000 + 2 * 4 * 4, "mean_addr");
+  expect_region(r[2], Space::Sram, kWrite, 2000, 2000 + 2 * 4 * 4, "sq_addr");
 }
 
 TEST(Regions, UnknownOpcodeFails) {

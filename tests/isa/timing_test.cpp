@@ -109,6 +109,10 @@ TEST(Timing, Vector) {
   b.reduce({.outer = 2, .len = 3, .inner = 4});
   EXPECT_EQ(cost_of(b).cycles, 8u + 2);
   EXPECT_EQ(cost_of(b).elements, 8u);
+  // Two accumulations per input element, two [outer][inner] outputs.
+  b.moments({.outer = 2, .len = 3, .inner = 4});
+  EXPECT_EQ(cost_of(b).cycles, 8u + 2 * 2);
+  EXPECT_EQ(cost_of(b).elements, 16u);
   b.quantize({.count = 100});
   EXPECT_EQ(cost_of(b).cycles, 8u + 7);
   b.requantize({.count = 128});

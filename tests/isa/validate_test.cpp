@@ -80,8 +80,8 @@ CommandBufferBuilder every_opcode() {
              .shape = {1, 1, 4, 4},
              .a_addr = 0,
              .b_addr = 0,
-             .out_addr = 49152,
-             .b_stride = {{0, 0, 0, 0}}});
+             .b_stride = {{0, 0, 0, 0}},
+             .out_addr = 49152});
   b.activation({.func = NPU_ACT_GELU, .shape = {1, 1, 4, 4}, .in_addr = 49152, .out_addr = 49152});
   b.activation({.func = NPU_ACT_COPY,
                 .dtype = NPU_DTYPE_UINT8,
@@ -134,6 +134,8 @@ CommandBufferBuilder every_opcode() {
             .outer = 1,
             .len = 4,
             .inner = 4});
+  b.moments(
+      {.in_addr = 49152, .mean_addr = 55100, .sq_addr = 55200, .outer = 1, .len = 4, .inner = 4});
   b.sem_signal(NPU_ENGINE_VECTOR, 2, 2);
   b.sem_wait(NPU_ENGINE_DMA_OUT, 2, 2);
   b.dma_store({.dram = kVa + 4096, .sram = 55000, .elem_size = 4, .size = {4, 1, 1}});
@@ -168,7 +170,7 @@ TEST(Validate, EveryOpcodeProgramPasses) {
   EXPECT_EQ(p->dram[0].access, kRead);
   EXPECT_EQ(p->dram[0].begin, kVa);
   EXPECT_EQ(p->dram[0].end, kVa + 64 * 8);
-  EXPECT_EQ(p->dram[1].cmd_index, 23u);  // the dma_store
+  EXPECT_EQ(p->dram[1].cmd_index, 24u);  // the dma_store
   EXPECT_EQ(p->dram[1].access, kWrite);
   EXPECT_EQ(p->dram[1].end - p->dram[1].begin, 16u);
   EXPECT_STREQ(p->dram[1].field, "dram_addr");
@@ -322,7 +324,7 @@ TEST_P(ValidateRejects, WithMessage) {
 constexpr size_t kDmaLoad = 1, kSig0 = 2, kWait0 = 3, kConv = 4, kMatmul = 5, kMatmulF = 6,
                  kEltF = 9, kEltI = 10, kAct = 11, kCopy = 12, kPool = 13, kSoftmax = 14,
                  kScale = 15, kQuant = 16, kDequant = 17, kRequant = 18, kTranspose = 19,
-                 kReduce = 20, kDmaStore = 23, kFence = 25, kEnd = 26;
+                 kReduce = 20, kMoments = 21, kDmaStore = 24, kFence = 26, kEnd = 27;
 
 INSTANTIATE_TEST_SUITE_P(
     Errors, ValidateRejects,
@@ -336,7 +338,7 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"sem_on_cp", [](auto& b) { b.cmd(kSig0).hdr.engine = NPU_ENGINE_CP; },
                  "command 2 (sem_signal): field engine"},
         Mutation{"end_on_vector", [](auto& b) { b.cmd(kEnd).hdr.engine = NPU_ENGINE_VECTOR; },
-                 "command 26 (end): field engine: expected cp, got vector"},
+                 "command 27 (end): field engine: expected cp, got vector"},
         Mutation{"hdr_reserved", [](auto& b) { b.cmd(kConv).hdr.reserved = 1; },
                  "command 4 (conv2d): field hdr.reserved: must be zero"},
         Mutation{"undefined_flag", [](auto& b) { b.cmd(kConv).hdr.flags = 0x80; },
@@ -344,7 +346,7 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"reserved_tail", [](auto& b) { b.cmd(kDmaLoad).dma.reserved[5] = 1; },
                  "command 1 (dma_load): field reserved[5]: must be zero, got 0x1"},
         Mutation{"reserved_end", [](auto& b) { b.cmd(kEnd).end.reserved[119] = 1; },
-                 "command 26 (end): field reserved[119]"},
+                 "command 27 (end): field reserved[119]"},
         Mutation{"conv_reserved1", [](auto& b) { b.cmd(kConv).conv2d.reserved1 = 2; },
                  "command 4 (conv2d): field reserved1: must be zero"},
         Mutation{"reduce_reserved0", [](auto& b) { b.cmd(kReduce).reduce.reserved0[2] = 1; },
@@ -441,9 +443,9 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"dma_zero_size", [](auto& b) { b.cmd(kDmaLoad).dma.size[1] = 0; },
                  "command 1 (dma_load): field size[1]: must be >= 1, got 0"},
         Mutation{"dma_store_padding", [](auto& b) { b.cmd(kDmaStore).dma.pad_after[2] = 1; },
-                 "command 23 (dma_store): field pad_after[2]: dma_store must have zero padding"},
+                 "command 24 (dma_store): field pad_after[2]: dma_store must have zero padding"},
         Mutation{"dma_store_pad_value", [](auto& b) { b.cmd(kDmaStore).dma.pad_value = 1; },
-                 "command 23 (dma_store): field pad_value: must be zero"},
+                 "command 24 (dma_store): field pad_value: must be zero"},
         Mutation{"sram_out_of_range", [](auto& b) { b.cmd(kDmaLoad).dma.sram_addr = 2097000; },
                  "command 1 (dma_load): field sram_addr: sram range [2097000, 2097640) outside "
                  "2097152-byte sram"},
@@ -476,20 +478,28 @@ INSTANTIATE_TEST_SUITE_P(
         Mutation{"sem_two_waiters", [](auto& b) { b.cmd(8).sem.sem = 0; },
                  "command 8 (sem_wait): field sem: semaphore 0 waited on by engine vector here "
                  "and by engine matrix at command 3"},
+        Mutation{"moments_reserved", [](auto& b) { b.cmd(kMoments).moments.reserved[95] = 2; },
+                 "command 21 (moments): field reserved[95]"},
+        Mutation{"moments_len", [](auto& b) { b.cmd(kMoments).moments.len = 0; },
+                 "command 21 (moments): field len"},
+        Mutation{"moments_outputs_overlap",
+                 [](auto& b) { b.cmd(kMoments).moments.sq_addr = 55100 + 12; },
+                 "command 21 (moments): field sq_addr: the mean output [55100, +16) and the sq "
+                 "output [55112, +16) overlap"},
         Mutation{"fence_flag", [](auto& b) { b.cmd(kFence).hdr.flags = 4; },
-                 "command 25 (fence): field flags: undefined flag bits 0x4"},
+                 "command 26 (fence): field flags: undefined flag bits 0x4"},
         Mutation{"missing_end",
                  [](auto& b) {
                    b.cmd(kEnd) = b.cmd(kEnd - 2);  // replace END by a NOP
                  },
-                 "command 26 (nop): last command must be end"},
+                 "command 27 (nop): last command must be end"},
         Mutation{"end_not_last",
                  [](auto& b) {
                    b.cmd(kFence).hdr.opcode = NPU_OP_END;
                    b.cmd(kFence).hdr.flags = 0;
                    b.cmd(kFence).fence.value = 0;
                  },
-                 "command 25 (end): end must be the last command (buffer has 27 commands)"}),
+                 "command 26 (end): end must be the last command (buffer has 28 commands)"}),
     [](const ::testing::TestParamInfo<Mutation>& p) { return std::string(p.param.name); });
 
 TEST(Validate, SameEngineMaySignalRepeatedly) {

@@ -345,6 +345,14 @@ TEST(Interp, VectorOpsThroughSram) {
   ASSERT_TRUE(execute(r, sram, dram));
   EXPECT_EQ(read_at<float>(sram, 144, 2), (std::vector<float>{2, 3}));
 
+  // Moments over len 2 of the same input: mean and mean of squares.
+  npu_cmd m = make(NPU_OP_MOMENTS, NPU_ENGINE_VECTOR);
+  m.moments.in_addr = 128, m.moments.mean_addr = 144, m.moments.sq_addr = 152;
+  m.moments.outer = 1, m.moments.len = 2, m.moments.inner = 2;
+  ASSERT_TRUE(execute(m, sram, dram));
+  EXPECT_EQ(read_at<float>(sram, 144, 2), (std::vector<float>{2, 3}));
+  EXPECT_EQ(read_at<float>(sram, 152, 2), (std::vector<float>{5, 10}));  // (1+9)/2, (4+16)/2
+
   // Eltwise int32 add with a broadcast scalar b.
   write_at<int32_t>(sram, 160, {1, 2, 3, 2147483647});
   write_at<int32_t>(sram, 176, {1});

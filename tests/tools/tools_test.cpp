@@ -537,7 +537,8 @@ INSTANTIATE_TEST_SUITE_P(
                       ExampleCase{"eltwise", false}, ExampleCase{"matmul", false},
                       ExampleCase{"conv2d_fp32", false}, ExampleCase{"conv2d_fp16", false},
                       ExampleCase{"scale_shift", false}, ExampleCase{"reduce", false},
-                      ExampleCase{"softmax", false}, ExampleCase{"activation", false}),
+                      ExampleCase{"moments", true}, ExampleCase{"softmax", false},
+                      ExampleCase{"activation", false}),
     [](const auto& param_info) { return std::string(param_info.param.name); });
 
 // Every example has machine-readable buffer lines and at least one output.

@@ -71,8 +71,8 @@ TEST(VectorE2E, EltwiseBroadcastsThroughZeroStrides) {
                                  .shape = kShape,
                                  .a_addr = a,
                                  .b_addr = b,
-                                 .out_addr = out,
-                                 .b_stride = std::array<uint32_t, 4>{0, 0, 1, 0}});
+                                 .b_stride = std::array<uint32_t, 4>{0, 0, 1, 0},
+                                 .out_addr = out});
                    }),
           dt);
   }
@@ -114,8 +114,8 @@ TEST(VectorE2E, IntegerActivationsAndTransposedViews) {
                                       .dtype = dt,
                                       .shape = {2, 7, 5, 3},
                                       .in_addr = a,
-                                      .out_addr = out,
                                       .in_stride = std::array<uint32_t, 4>{105, 1, 7, 35},
+                                      .out_addr = out,
                                       .alpha = -20.4f,
                                       .beta = 90.5f});
                      }),

@@ -478,5 +478,36 @@ TEST(Reduce, EveryKind) {
   }
 }
 
+TEST(Moments, BitExactAgainstMulThenReduceMean) {
+  // MOMENTS must equal ELTWISE MUL (x, x) + REDUCE MEAN and REDUCE MEAN of x bit for bit: the
+  // lowering may swap one for the other.
+  Sram s;
+  const uint32_t outer = 3, len = 37, inner = 5;
+  auto x = random_floats(outer * len * inner, -50, 50);
+  s.put(kA, x);
+  npu_cmd cmd = zero_cmd(NPU_OP_MOMENTS, NPU_ENGINE_VECTOR);
+  auto& c = cmd.moments;
+  c.in_addr = kA, c.mean_addr = kO, c.sq_addr = kP, c.outer = outer, c.len = len, c.inner = inner;
+  run_vector(cmd, s.span());
+  const auto mean = s.get<float>(kO, outer * inner), sq = s.get<float>(kP, outer * inner);
+
+  npu_cmd red = zero_cmd(NPU_OP_REDUCE, NPU_ENGINE_VECTOR);
+  red.reduce.kind = NPU_REDUCE_MEAN, red.reduce.in_addr = kA, red.reduce.out_addr = kO;
+  red.reduce.outer = outer, red.reduce.len = len, red.reduce.inner = inner;
+  run_vector(red, s.span());
+  const auto want_mean = s.get<float>(kO, outer * inner);
+  std::vector<float> squares(x.size());
+  for (size_t i = 0; i < x.size(); ++i) squares[i] = x[i] * x[i];
+  s.put(kB, squares);
+  red.reduce.in_addr = kB;
+  run_vector(red, s.span());
+  const auto want_sq = s.get<float>(kO, outer * inner);
+  for (size_t i = 0; i < mean.size(); ++i) {
+    ASSERT_EQ(std::bit_cast<uint32_t>(mean[i]), std::bit_cast<uint32_t>(want_mean[i])) << i;
+    ASSERT_EQ(std::bit_cast<uint32_t>(sq[i]), std::bit_cast<uint32_t>(want_sq[i])) << i;
+    ASSERT_GT(sq[i], 0.0f);
+  }
+}
+
 }  // namespace
 }  // namespace npu::emu::test

@@ -86,6 +86,7 @@ class CommandBuffer {
   uint32_t requantize(const isa::RequantArgs& a) { return touch(builder_.requantize(a)); }
   uint32_t transpose(const isa::TransposeArgs& a) { return touch(builder_.transpose(a)); }
   uint32_t reduce(const isa::ReduceArgs& a) { return touch(builder_.reduce(a)); }
+  uint32_t moments(const isa::MomentsArgs& a) { return touch(builder_.moments(a)); }
   uint32_t sem_signal(uint8_t engine, uint32_t sem, uint32_t count = 1) {
     return touch(builder_.sem_signal(engine, sem, count));
   }

@@ -24,7 +24,7 @@ void run_command(const npu_cmd& cmd, std::span<std::byte> sram, std::byte* dram,
 void run_matrix(const npu_cmd& cmd, std::span<std::byte> sram,
                 const std::atomic<bool>* cancel = nullptr);
 
-/// run_command() for a VECTOR-engine command, ELTWISE .. REDUCE (others are ignored).
+/// run_command() for a VECTOR-engine command, ELTWISE .. MOMENTS (others are ignored).
 void run_vector(const npu_cmd& cmd, std::span<std::byte> sram,
                 const std::atomic<bool>* cancel = nullptr);
 

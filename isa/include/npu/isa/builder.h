@@ -1,7 +1,8 @@
 // CommandBufferBuilder: typed construction of ISA command buffers (uapi/npu_isa.h). One method
 // per command taking a small designated-initializer-friendly argument struct with sensible
 // defaults (contiguous strides, stride/dilation 1, clamps at the dtype's range), so tests and
-// the compiler never fill npu_cmd bytes by hand.
+// the compiler never fill npu_cmd bytes by hand. The argument structs are generated from the
+// payload field table (npu/isa/fields.def); a builder is single-threaded, a plain value.
 #pragma once
 
 #include <array>
@@ -10,144 +11,108 @@
 #include <limits>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <vector>
 
+#include "npu/isa/fields.def"
 #include "npu_isa.h"
 
 namespace npu::isa {
 
+/// The argument structs' payload members come from the field table (npu/isa/fields.def, its
+/// BUILD column): one member per `arg` or `opt` field, in struct order, named and defaulted
+/// there; members after them are the command's flags and other non-field arguments. Types:
+/// the field's element type, std::array for arrays; `opt` members are std::optional and the
+/// builder derives an absent one (the table's comments say how).
+namespace fields {
+using U8 = uint8_t;
+using U16 = uint16_t;
+using U32 = uint32_t;
+using U64 = uint64_t;
+using S32 = int32_t;
+using F32 = float;
+/// An argument member's type: T for scalars, std::array<T, N> for arrays.
+template <typename T, int N>
+using Arg = std::conditional_t<N == 1, T, std::array<T, N>>;
+}  // namespace fields
+
+#define NPU_ARG_arg(T, N, NAME, ...) fields::Arg<fields::T, N> NAME = __VA_ARGS__;
+#define NPU_ARG_opt(T, N, NAME) std::optional<fields::Arg<fields::T, N>> NAME = std::nullopt;
+#define NPU_ARG_set(...)
+#define NPU_ARG(P, MEMBER, T, N, ENUM, STYLE, BUILD, ...) \
+  NPU_ARG_##BUILD(T, N __VA_OPT__(, ) __VA_ARGS__)
+#define NPU_ARG_NONE(P, MEMBER)
+
 /// DMA_LOAD / DMA_STORE. Box dims (x, y, z), x innermost.
 struct DmaArgs {
-  uint64_t dram = 0;       // device VA of the box's first element
-  uint32_t sram = 0;       // SRAM offset of the (padded) box's first element
-  uint32_t elem_size = 1;  // 1, 2 or 4
-  std::array<uint32_t, 3> size = {1, 1, 1};
-  /// Bytes per x, y, z step in DRAM; default: a contiguous box (elem, x*elem, x*y*elem).
-  std::optional<std::array<uint32_t, 3>> dram_stride = std::nullopt;
-  /// Bytes per y, z step in SRAM; default: the contiguous padded box.
-  std::optional<std::array<uint32_t, 2>> sram_stride = std::nullopt;
-  std::array<uint16_t, 3> pad_before = {0, 0, 0};  // DMA_LOAD only
-  std::array<uint16_t, 3> pad_after = {0, 0, 0};   // DMA_LOAD only
-  uint32_t pad_value = 0;                          // DMA_LOAD only, low elem_size bytes
-  /// Conversion (ISA 1.1): both 0 (a plain copy) or both NPU_DTYPE_FP32/FP16/BF16; then
-  /// elem_size is sram_dtype's size and the default DRAM strides use dram_dtype's size.
-  uint8_t dram_dtype = 0;
-  uint8_t sram_dtype = 0;
+  NPU_FIELDS_dma(NPU_ARG, NPU_ARG_NONE)
 };
 
-/// CONV2D (fields in ISA order). out_h/out_w 0 = derived from the conv formula; clamps
-/// default to the output dtype's range (int) and -inf/+inf (fp32).
+/// CONV2D. out_h/out_w 0 = derived from the conv formula; clamps default to the output
+/// dtype's range (int) and -inf/+inf (fp32).
 struct Conv2dArgs {
-  uint32_t in_addr = 0, w_addr = 0, out_addr = 0, chan_addr = 0;
-  uint16_t in_h = 1, in_w = 1, in_c = 1;
-  uint16_t out_h = 0, out_w = 0, out_c = 1;
-  uint16_t k_h = 1, k_w = 1;
-  uint16_t groups = 1;
-  uint8_t stride_h = 1, stride_w = 1;
-  uint8_t dil_h = 1, dil_w = 1;
-  uint8_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
-  uint8_t in_dtype = NPU_DTYPE_INT8, w_dtype = NPU_DTYPE_INT8, out_dtype = NPU_DTYPE_INT8;
-  int32_t in_zp = 0, out_zp = 0;
-  std::optional<int32_t> clamp_min = std::nullopt, clamp_max = std::nullopt;
-  float fclamp_min = -std::numeric_limits<float>::infinity();
-  float fclamp_max = std::numeric_limits<float>::infinity();
-  bool bias = false;  // fp32: NPU_MM_FLAG_BIAS, float bias[out_c] at chan_addr
+  NPU_FIELDS_conv2d(NPU_ARG, NPU_ARG_NONE) bool bias =
+      false;  // fp32: NPU_MM_FLAG_BIAS, float bias[out_c] at chan_addr
 };
 
 /// MATMUL. Batch strides are in elements; default: contiguous batches (0 broadcasts).
 struct MatmulArgs {
-  uint32_t a_addr = 0, b_addr = 0, out_addr = 0, chan_addr = 0;
-  uint32_t m = 1, k = 1, n = 1;
-  uint32_t batch = 1;
-  std::optional<uint32_t> a_batch_stride = std::nullopt, b_batch_stride = std::nullopt,
-                          out_batch_stride = std::nullopt;
-  uint8_t a_dtype = NPU_DTYPE_INT8, b_dtype = NPU_DTYPE_INT8, out_dtype = NPU_DTYPE_INT8;
-  int32_t a_zp = 0, out_zp = 0;
-  std::optional<int32_t> clamp_min = std::nullopt, clamp_max = std::nullopt;
-  float fclamp_min = -std::numeric_limits<float>::infinity();
-  float fclamp_max = std::numeric_limits<float>::infinity();
-  bool bias = false;         // fp32: NPU_MM_FLAG_BIAS, float bias[n] at chan_addr
+  NPU_FIELDS_matmul(NPU_ARG, NPU_ARG_NONE) bool bias =
+      false;                 // fp32: NPU_MM_FLAG_BIAS, float bias[n] at chan_addr
   bool transpose_b = false;  // NPU_MM_FLAG_TRANSPOSE_B: B stored [n][k]
 };
 
 /// ELTWISE. Strides in elements; default: contiguous over shape ({0,0,0,1} etc. broadcast).
 struct EltwiseArgs {
-  uint8_t op = NPU_ELTWISE_ADD;
-  uint8_t dtype = NPU_DTYPE_FP32;
-  std::array<uint32_t, 4> shape = {1, 1, 1, 1};
-  uint32_t a_addr = 0, b_addr = 0, out_addr = 0;
-  std::optional<std::array<uint32_t, 4>> a_stride = std::nullopt, b_stride = std::nullopt,
-                                         out_stride = std::nullopt;
+  NPU_FIELDS_eltwise(NPU_ARG, NPU_ARG_NONE)
 };
 
 /// ACTIVATION. Strides in elements; default contiguous over shape.
 struct ActivationArgs {
-  uint8_t func = NPU_ACT_COPY;
-  uint8_t dtype = NPU_DTYPE_FP32;
-  std::array<uint32_t, 4> shape = {1, 1, 1, 1};
-  uint32_t in_addr = 0, out_addr = 0;
-  std::optional<std::array<uint32_t, 4>> in_stride = std::nullopt, out_stride = std::nullopt;
-  float alpha = 0.0f, beta = 0.0f;
+  NPU_FIELDS_activation(NPU_ARG, NPU_ARG_NONE)
 };
 
 /// POOL. out_h/out_w 0 = derived from the window formula.
 struct PoolArgs {
-  uint8_t kind = NPU_POOL_MAX;
-  uint8_t dtype = NPU_DTYPE_FP32;
-  uint32_t in_addr = 0, out_addr = 0;
-  uint16_t in_h = 1, in_w = 1, channels = 1;
-  uint16_t out_h = 0, out_w = 0;
-  uint16_t k_h = 1, k_w = 1;
-  uint8_t stride_h = 1, stride_w = 1;
-  uint8_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
-  bool count_pad = false;  // AVG: NPU_POOL_FLAG_COUNT_PAD
+  NPU_FIELDS_pool(NPU_ARG, NPU_ARG_NONE) bool count_pad = false;  // AVG: NPU_POOL_FLAG_COUNT_PAD
 };
 
 struct SoftmaxArgs {
-  uint32_t in_addr = 0, out_addr = 0;
-  uint32_t rows = 1, len = 1;
-  bool log = false;  // NPU_SOFTMAX_FLAG_LOG
+  NPU_FIELDS_softmax(NPU_ARG, NPU_ARG_NONE) bool log = false;  // NPU_SOFTMAX_FLAG_LOG
 };
 
 struct ScaleShiftArgs {
-  uint32_t in_addr = 0, out_addr = 0;
-  uint32_t scale_addr = 0, shift_addr = 0;
-  uint32_t outer = 1, channels = 1;
+  NPU_FIELDS_scale_shift(NPU_ARG, NPU_ARG_NONE)
 };
 
 /// QUANTIZE (fp32 -> dtype) and DEQUANTIZE (dtype -> fp32).
 struct QuantArgs {
-  uint32_t in_addr = 0, out_addr = 0;
-  uint32_t count = 1;
-  uint32_t channels = 1, inner = 1;
-  uint32_t params_addr = 0;  // npu_qparam[channels] when channels > 1
-  float scale = 1.0f;
-  int32_t zp = 0;
-  uint8_t dtype = NPU_DTYPE_INT8;  // the integer side
+  NPU_FIELDS_quant(NPU_ARG, NPU_ARG_NONE) uint8_t dtype = NPU_DTYPE_INT8;  // the integer side
 };
 
 /// REQUANTIZE. Clamps default to the output dtype's range.
 struct RequantArgs {
-  uint32_t in_addr = 0, out_addr = 0;
-  uint32_t count = 1;
-  int32_t multiplier = 1 << 30, shift = 30;  // default scale 1.0
-  int32_t in_zp = 0, out_zp = 0;
-  std::optional<int32_t> clamp_min = std::nullopt, clamp_max = std::nullopt;
-  uint8_t in_dtype = NPU_DTYPE_INT32, out_dtype = NPU_DTYPE_INT8;
+  NPU_FIELDS_requant(NPU_ARG, NPU_ARG_NONE)
 };
 
 struct TransposeArgs {
-  uint32_t in_addr = 0, out_addr = 0;
-  std::array<uint32_t, 4> in_shape = {1, 1, 1, 1};
-  std::array<uint8_t, 4> perm = {0, 1, 2, 3};
-  uint32_t elem_size = 4;
+  NPU_FIELDS_transpose(NPU_ARG, NPU_ARG_NONE)
 };
 
 struct ReduceArgs {
-  uint8_t kind = NPU_REDUCE_SUM;
-  uint32_t in_addr = 0, out_addr = 0;
-  uint32_t outer = 1, len = 1, inner = 1;
+  NPU_FIELDS_reduce(NPU_ARG, NPU_ARG_NONE)
 };
+
+/// MOMENTS: mean and mean of squares of fp32 [outer][len][inner] over len.
+struct MomentsArgs {
+  NPU_FIELDS_moments(NPU_ARG, NPU_ARG_NONE)
+};
+
+#undef NPU_ARG_NONE
+#undef NPU_ARG
+#undef NPU_ARG_set
+#undef NPU_ARG_opt
+#undef NPU_ARG_arg
 
 /// Builds a command buffer. Every command method returns the new command's index. The
 /// builder does not validate; run validate() on finish()'s result (the compiler does).
@@ -167,6 +132,7 @@ class CommandBufferBuilder {
   uint32_t requantize(const RequantArgs& a);
   uint32_t transpose(const TransposeArgs& a);
   uint32_t reduce(const ReduceArgs& a);
+  uint32_t moments(const MomentsArgs& a);
   uint32_t sem_signal(uint8_t engine, uint32_t sem, uint32_t count = 1);
   uint32_t sem_wait(uint8_t engine, uint32_t sem, uint32_t count = 1);
   uint32_t marker(uint8_t engine, uint32_t id);
