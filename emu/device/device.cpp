@@ -551,6 +551,7 @@ struct Device::Impl {
     // the profile come from a replay of the device's checks (issue 14: 6 vs 134 cycles from
     // run to run). A watchdog or a reset has no cycle in the program: those keep the run's.
     if (job.fault_time()) account_fault();
+    if (result.fault.kind == DRM_NPU_FAULT_WATCHDOG) blame_hang();
     result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
     if (racecheck) {
       const auto t0 = std::chrono::steady_clock::now();
@@ -617,6 +618,28 @@ struct Device::Impl {
     }
     p.semaphore_stall_cycles = s.stall;
     add_timeline(p, s.timeline);
+  }
+
+  /// Names the command a watchdog reset blames: in a job that hangs, the oldest wait that is
+  /// never satisfied. Which engines sit in a SEM_WAIT when the reset comes depends on the host
+  /// threads (two waiters racing for one semaphore's count, an engine that has not reached its
+  /// wait yet), so the blame comes from isa::replay_to_fault(), a function of the program alone:
+  /// the lowest command index the replay leaves unexecuted, which is a SEM_WAIT that its engine
+  /// reached (every earlier command ran, so the command processor dispatched it). A job the
+  /// replay finishes was only slow (or held by a before_command hook): the reset keeps
+  /// blaming the command processor, as a serial job's reset does.
+  void blame_hang() {
+    const isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
+    if (s.fault) return;  // a fault the threads did not reach before the reset
+    uint32_t next = 0;    // the replay's timeline is by index: its first gap
+    for (const isa::CommandTime& t : s.timeline) {
+      if (t.index != next) break;
+      if (t.engine == NPU_ENGINE_CP && t.opcode == NPU_OP_END) return;  // it finishes
+      ++next;
+    }
+    if (next >= cmds.size() || cmds[next].hdr.opcode != NPU_OP_SEM_WAIT) return;
+    result.fault.engine = cmds[next].hdr.engine;
+    result.fault.cmd_index = next;
   }
 
   // ---- serial execution ---------------------------------------------------------------
@@ -858,7 +881,7 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
     r.fault = {DRM_NPU_FAULT_PARSE, NPU_ENGINE_CP, 0, 0, 0};
     return r;
   }
-  d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max, NPU_NUM_ENGINES);
+  d.job.begin(cfg_.num_semaphores, cfg_.semaphore_max);
   d.racecheck = options.racecheck;
   d.host_lanes = options.host_lanes;
   d.before_command = options.before_command;
