@@ -64,7 +64,8 @@ struct JobProfile {
 };
 
 /// How to run one job.
-/// Whether a job that runs serially (see device.cpp) uses two host threads (emu/device/lanes.h).
+/// Whether a job that runs serially (emu/device/serial_runner.cpp) uses two host threads
+/// (emu/device/lanes.h).
 enum class HostLanes : uint8_t {
   Auto,  // by the job's size; NPU_EMU_LANES=0/1 and NPU_EMU_THREADS=1 in the environment decide
   Off,   // one thread
