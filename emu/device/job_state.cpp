@@ -7,7 +7,7 @@
 
 namespace npu::emu {
 
-void JobState::begin(uint32_t num_semaphores, uint32_t sem_max, uint32_t num_engines) {
+void JobState::begin(uint32_t num_semaphores, uint32_t sem_max) {
   std::lock_guard lk(mu_);
   // Reset in place: a cleared deque keeps its map and first node, so a job allocates no
   // semaphore storage unless its signals outgrow the previous job's.
@@ -21,7 +21,6 @@ void JobState::begin(uint32_t num_semaphores, uint32_t sem_max, uint32_t num_eng
   have_fault_ = false;
   fault_ = {};
   fault_time_ = 0;
-  blocked_at_.assign(num_engines, 0);
 }
 
 void JobState::fault(const drm_npu_fault& f, uint64_t time) {
@@ -41,20 +40,9 @@ void JobState::fault(const drm_npu_fault& f, uint64_t time) {
 void JobState::reset() {
   {
     std::lock_guard lk(mu_);
-    // A second reset while the first one's job drains changes nothing: the first named the
-    // engine that was stuck, which has since left its SEM_WAIT.
-    if (have_fault_ && fault_.kind == DRM_NPU_FAULT_WATCHDOG) return;
-    // The watchdog names an engine stuck in SEM_WAIT when there is one.
     drm_npu_fault f{};
     f.kind = DRM_NPU_FAULT_WATCHDOG;
     f.engine = NPU_ENGINE_CP;
-    for (uint32_t e = 0; e < blocked_at_.size(); ++e) {
-      if (blocked_at_[e] != 0) {
-        f.engine = e;
-        f.cmd_index = blocked_at_[e] - 1;
-        break;
-      }
-    }
     fault_ = f;  // a reset overrides any fault: the device was reset
     have_fault_ = true;
     aborted_.store(true, std::memory_order_release);
@@ -102,9 +90,7 @@ bool JobState::wait(uint32_t engine, uint32_t cmd_index, uint32_t sem, uint32_t 
     return false;
   }
   Sem& s = sems_[sem];
-  blocked_at_[engine] = cmd_index + 1;
   cv_.wait(lk, [&] { return aborted() || s.value >= count; });
-  blocked_at_[engine] = 0;
   if (aborted()) return false;
   uint64_t satisfied = 0;
   for (uint32_t need = count; need > 0;) {

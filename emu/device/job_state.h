@@ -18,13 +18,16 @@ namespace npu::emu {
 class JobState {
  public:
   /// Prepares for a new job with `num_semaphores` semaphores of at most `sem_max` each.
-  void begin(uint32_t num_semaphores, uint32_t sem_max, uint32_t num_engines);
+  void begin(uint32_t num_semaphores, uint32_t sem_max);
 
   /// Raises a fault at virtual `time`; the job aborts. Of several faults the earliest in
   /// (time, command index) is kept.
   void fault(const drm_npu_fault& f, uint64_t time);
 
-  /// Aborts the job as a watchdog reset would.
+  /// Aborts the job as a watchdog reset would: the fault becomes a WATCHDOG fault on the
+  /// command processor at command 0. Which command to blame is not decided here (which
+  /// engines are blocked at the moment of the reset depends on the host threads' timing):
+  /// the device names the hung wait after the job, from a replay (Device: blame_hang).
   void reset();
 
   bool aborted() const { return aborted_.load(std::memory_order_acquire); }
@@ -67,9 +70,6 @@ class JobState {
   bool have_fault_ = false;
   drm_npu_fault fault_{};
   uint64_t fault_time_ = 0;
-  // Where each engine is blocked in SEM_WAIT (cmd index + 1, 0 = not blocked), for the
-  // watchdog fault's report.
-  std::vector<uint32_t> blocked_at_;
 };
 
 }  // namespace npu::emu

@@ -24,7 +24,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
+#include "operands.h"
+#include "window_geometry.h"
+#include "work_limits.h"
 #include "work_poll.h"
 
 namespace npu::ops::detail {

@@ -18,9 +18,13 @@
 #include <type_traits>
 #include <utility>
 
-#include "common.h"
+#include "attributes.h"
+#include "broadcasting.h"
+#include "dtype_dispatch.h"
 #include "npu/isa/half.h"
+#include "operands.h"
 #include "tensor_common.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 namespace {

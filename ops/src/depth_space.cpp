@@ -5,7 +5,10 @@
 // before opset 11) or column-row-depth ("CRD", opset 11 on). Any dtype: only bytes move.
 #include <string>
 
-#include "common.h"
+#include "attributes.h"
+#include "operands.h"
+#include "permute.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 

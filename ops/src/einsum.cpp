@@ -18,8 +18,11 @@
 #include <type_traits>
 #include <vector>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
 #include "npu/cancel.h"
+#include "operands.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 

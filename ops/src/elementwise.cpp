@@ -30,9 +30,14 @@
 #include <optional>
 #include <type_traits>
 
-#include "common.h"
+#include "attributes.h"
+#include "broadcasting.h"
+#include "dtype_dispatch.h"
 #include "npu/ref/scalar.h"
 #include "npu/ref/softmax.h"
+#include "operands.h"
+#include "permute.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 namespace {

@@ -9,9 +9,12 @@
 #include <cstring>
 #include <string>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
 #include "npu/cancel.h"
+#include "operands.h"
 #include "tensor_common.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 

@@ -25,10 +25,18 @@
 #include <limits>
 #include <type_traits>
 
-#include "common.h"
+#include "attributes.h"
+#include "broadcasting.h"
+#include "conv_geometry.h"
+#include "dtype_dispatch.h"
+#include "matmul_geometry.h"
 #include "npu/cancel.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/pool_nd.h"
+#include "operands.h"
+#include "permute.h"
+#include "window_geometry.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 namespace {

@@ -13,7 +13,10 @@
 #include <sstream>
 #include <string>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
+#include "operands.h"
+#include "work_limits.h"
 #include "work_poll.h"
 
 namespace npu::ops::detail {

@@ -22,9 +22,14 @@
 #include <cmath>
 #include <type_traits>
 
-#include "common.h"
+#include "attributes.h"
+#include "broadcasting.h"
+#include "conv_geometry.h"
+#include "dtype_dispatch.h"
+#include "matmul_geometry.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/quant.h"
+#include "operands.h"
 
 namespace npu::ops::detail {
 namespace {

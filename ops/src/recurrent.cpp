@@ -35,10 +35,14 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
 #include "npu/ops/recurrent_activations.h"
 #include "npu/ref/matmul.h"
 #include "npu/ref/scalar.h"
+#include "operands.h"
+#include "permute.h"
+#include "work_limits.h"
 #include "work_poll.h"
 
 namespace npu::ops::detail {

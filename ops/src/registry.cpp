@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <map>
 
-#include "common.h"
+#include "broadcasting.h"
+#include "npu_isa.h"  // the Code column: NPU_ACT_*, NPU_ELTWISE_*, ...
+#include "op_call.h"
 
 namespace npu::ops {
 

@@ -51,10 +51,13 @@
 #include <type_traits>
 #include <vector>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
 #include "npu/cancel.h"
 #include "npu/ops/resize_taps.h"
+#include "operands.h"
 #include "tensor_common.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 

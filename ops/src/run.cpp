@@ -7,10 +7,10 @@
 #include <new>
 #include <optional>
 
-#include "common.h"
 #include "npu/cancel.h"
 #include "npu/isa/half.h"
 #include "npu/ops/ops.h"
+#include "op_call.h"
 
 namespace npu::ops {
 
@@ -23,7 +23,7 @@ bool all_of_array(const json& v, bool (json::*is)() const noexcept) {
   return v.is_array() && std::all_of(v.begin(), v.end(), [&](const json& e) { return (e.*is)(); });
 }
 
-/// "is not an int", ... (the wording the attribute accessors of common.h use), or empty.
+/// "is not an int", ... (the wording the attribute accessors of attributes.h use), or empty.
 std::string type_mismatch(AttrType t, const json& v) {
   switch (t) {
     case AttrType::kInt:

@@ -14,7 +14,10 @@
 #include <string>
 #include <type_traits>
 
-#include "common.h"
+#include "attributes.h"
+#include "dtype_dispatch.h"
+#include "operands.h"
+#include "work_limits.h"
 #include "work_poll.h"
 
 namespace npu::ops::detail {

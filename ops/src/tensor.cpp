@@ -23,9 +23,12 @@
 #include <type_traits>
 #include <utility>
 
-#include "common.h"
+#include "attributes.h"
+#include "broadcasting.h"
 #include "npu/ops/slice_range.h"
+#include "operands.h"
 #include "tensor_common.h"
+#include "work_limits.h"
 
 namespace npu::ops::detail {
 

@@ -7,7 +7,7 @@
 #include <span>
 #include <string>
 
-#include "common.h"
+#include "op_call.h"
 
 namespace npu::ops::detail {
 

@@ -6,7 +6,9 @@
 #include <cstring>
 #include <string>
 
-#include "common.h"
+#include "attributes.h"
+#include "operands.h"
+#include "work_limits.h"
 #include "work_poll.h"
 
 namespace npu::ops::detail {

@@ -213,7 +213,7 @@ TEST(CycleHold, ModeledCyclesAndTimelinesAreUnchanged) {
 }
 
 // The device runs a job serially on the command processor's thread by default and on one
-// thread per engine with "engine_threads" (emu/device/device.cpp): both must give the same
+// thread per engine with "engine_threads" (emu/device/engine_threads.cpp): both must give the same
 // cycles, timeline, statistics and output bytes for every job.
 TEST(CycleHold, SerialAndEngineThreadExecutionAgree) {
   const fs::path config =

@@ -312,6 +312,36 @@ TEST(Device, HungWaitIsNamedByTheWatchdogFault) {
   EXPECT_EQ(r.fault.cmd_index, 1u);
 }
 
+// A job that would finish but outruns the watchdog hangs on nothing: however far its engines
+// got (here vector sits in a SEM_WAIT for the matrix command a hook holds), the reset blames
+// the command processor.
+TEST(Device, ASlowJobIsBlamedOnTheCommandProcessor) {
+  Device dev(small_config());
+  Dram dram;
+  auto slow =
+      program({make(NPU_OP_NOP, NPU_ENGINE_MATRIX), sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_MATRIX, 0),
+               sem(NPU_OP_SEM_WAIT, NPU_ENGINE_VECTOR, 0)});
+  std::atomic<bool> finished{false};
+  std::atomic<bool> held{false};
+  JobOptions opt;
+  opt.before_command = [&](uint32_t, uint32_t index) {
+    if (index != 0) return;
+    held = true;
+    while (!finished.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  };
+  std::thread watchdog([&] {
+    while (!held.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // vector reaches its wait
+    dev.reset();
+    finished = true;
+  });
+  JobResult r = dev.run(slow, dram.mmu, opt);
+  watchdog.join();
+  EXPECT_EQ(r.fault.kind, DRM_NPU_FAULT_WATCHDOG);
+  EXPECT_EQ(r.fault.engine, NPU_ENGINE_CP);
+  EXPECT_EQ(r.fault.cmd_index, 0u);
+}
+
 TEST(Device, FenceRaisesInterruptAndOrdersEngines) {
   Device dev(small_config());
   Dram dram;

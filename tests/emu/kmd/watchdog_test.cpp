@@ -2,8 +2,10 @@
 // Also the scheduler's priority and round-robin order, observed while a hung job holds the
 // device so that everything is queued before anything runs.
 #include <algorithm>
+#include <string>
 
 #include "kmd_fixture.h"
+#include "npu/isa/opcodes.h"
 
 namespace npu::emu::test {
 namespace {
@@ -73,6 +75,39 @@ TEST(KmdWatchdog, HungJobIsResetAndOnlyItsContextIsBanned) {
   EXPECT_EQ(k.device_resets, 1u);
   EXPECT_EQ(k.jobs_faulted, 1u);
   EXPECT_EQ(k.jobs_completed, 4u);
+}
+
+// Issue 29: the watchdog's fault names the same command whatever the host threads did. Two
+// engines race for one signal of semaphore 0 (only an unvalidated buffer can say this), so
+// which of them is blocked when the reset comes depends on the threads; the blame does not:
+// the oldest wait that never completes in the device's replay, vector's at command 2.
+TEST(KmdWatchdog, BlameOfAHungJobIsTheSameEveryRun) {
+  Kmd kmd(config_with_watchdog(20));
+  Client c(kmd);
+  isa::CommandBufferBuilder b;
+  b.sem_signal(NPU_ENGINE_DMA_IN, 0);  // 0
+  b.nop(NPU_ENGINE_VECTOR);            // 1
+  b.sem_wait(NPU_ENGINE_VECTOR, 0);    // 2
+  b.nop(NPU_ENGINE_MATRIX);            // 3
+  b.nop(NPU_ENGINE_DMA_OUT);           // 4
+  b.sem_wait(NPU_ENGINE_DMA_OUT, 0);   // 5
+  const auto hung = b.finish();
+  const BoHandle h = c.upload(hung);
+  // Validated, the buffer cannot hang: the validator rejects it (docs/racecheck.md section 4),
+  // so the watchdog only ever blames an unvalidated buffer's wait.
+  EXPECT_EQ(c.submit(c.ctx(), h, hung.size(), {ref(h, kR)}), EINVAL);
+  for (int run = 0; run < 20; ++run) {
+    const uint32_t ctx = c.ctx();  // a fresh context each time: the last one was banned
+    uint64_t seqno = 0;
+    ASSERT_EQ(c.submit(ctx, h, hung.size(), {ref(h, kR)}, kHangFlags, &seqno), 0);
+    drm_npu_wait w{};
+    ASSERT_EQ(c.wait(ctx, seqno, deadline_ms(10000), &w), 0);
+    ASSERT_EQ(w.fault.kind, DRM_NPU_FAULT_WATCHDOG);
+    EXPECT_EQ(std::string(isa::engine_name(static_cast<uint8_t>(w.fault.engine))) + " at command " +
+                  std::to_string(w.fault.cmd_index),
+              "vector at command 2")
+        << "run " << run;
+  }
 }
 
 TEST(KmdScheduler, PriorityThenRoundRobin) {

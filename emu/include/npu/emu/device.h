@@ -64,7 +64,8 @@ struct JobProfile {
 };
 
 /// How to run one job.
-/// Whether a job that runs serially (see device.cpp) uses two host threads (emu/device/lanes.h).
+/// Whether a job that runs serially (emu/device/serial_runner.cpp) uses two host threads
+/// (emu/device/lanes.h).
 enum class HostLanes : uint8_t {
   Auto,  // by the job's size; NPU_EMU_LANES=0/1 and NPU_EMU_THREADS=1 in the environment decide
   Off,   // one thread
@@ -115,7 +116,10 @@ class Device {
   JobResult run(const isa::Program& program, const Mmu& mmu, const JobOptions& options = {});
 
   /// Resets the device: the running job (if any) stops and run() returns status ERROR with a
-  /// WATCHDOG fault. SRAM contents are undefined afterwards. Safe from any thread.
+  /// WATCHDOG fault. The fault names the oldest SEM_WAIT that the program never satisfies, or
+  /// the command processor at command 0 when nothing hangs (a slow job): a function of the
+  /// program, not of where the threads were. SRAM contents are undefined afterwards. Safe from
+  /// any thread.
   void reset();
 
   /// Overwrites all of SRAM with a pattern derived from `seed`, as another job running

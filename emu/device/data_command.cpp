@@ -1,0 +1,54 @@
+// One data command (a DMA, a matrix or a vector command) as every way of running a job
+// executes it: its operands checked against SRAM and the job's MMU (a failed check is the
+// command's fault), then the engine kernel (run_command, cpu_isa.h) on SRAM and the DRAM
+// operand's host bytes, polling the abort flag; afterwards the SRAM pages it wrote are noted
+// (kern::SramVersions). Under the synchronization checker data commands take turns (data_mu).
+// Safe from any thread that runs commands of the current job.
+#include <algorithm>
+#include <mutex>
+
+#include "cpu_isa.h"
+#include "device_impl.h"
+#include "npu/emu/kernels.h"
+
+namespace npu::emu {
+
+std::optional<Device::Impl::OperandFault> Device::Impl::check_operands(
+    const npu_cmd& c, std::vector<isa::Region>& regions, std::byte*& dram) const {
+  regions.clear();
+  dram = nullptr;
+  if (!isa::command_regions(c, regions)) return OperandFault{DRM_NPU_FAULT_PARSE, 0};
+  for (const isa::Region& r : regions) {
+    if (r.space == isa::Space::Sram) {
+      if (r.end > sram.size())
+        return OperandFault{DRM_NPU_FAULT_SRAM_RANGE, std::max<uint64_t>(r.begin, sram.size())};
+      continue;
+    }
+    dram = mmu->translate(r.begin, r.end - r.begin, r.access);
+    if (!dram)
+      return OperandFault{DRM_NPU_FAULT_MMU,
+                          mmu->fault_address(r.begin, r.end - r.begin, r.access)};
+  }
+  return std::nullopt;
+}
+
+bool Device::Impl::run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c,
+                                    uint64_t start, std::vector<isa::Region>& regions) {
+  std::byte* dram = nullptr;
+  if (const std::optional<OperandFault> f = check_operands(c, regions, dram)) {
+    raise(f->kind, engine, index, f->address, start);
+    return false;
+  }
+  const kern::SramVersionsScope scope(&sram_versions);
+  if (racecheck) {  // one data command at a time: a racy buffer races on no host memory
+    std::lock_guard lk(data_mu);
+    run_command(c, sram, dram, &job.abort_flag());
+  } else {
+    run_command(c, sram, dram, &job.abort_flag());
+  }
+  for (const isa::Region& r : regions)
+    if (r.space == isa::Space::Sram && (r.access & isa::kWrite) != 0)
+      sram_versions.wrote(r.begin, r.end);
+  return true;
+}
+}  // namespace npu::emu

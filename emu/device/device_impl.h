@@ -1,0 +1,241 @@
+// Device::Impl: the state of one device model and the declarations of its parts. The public
+// Device (npu/emu/device.h) is a façade over it; the parts live in files named for what they
+// hold:
+//
+//   device.cpp             the façade: Device::run (picks the serial or the threaded way),
+//                          reset, scramble_sram; SRAM allocation
+//   serial_runner.cpp      a job on run()'s thread in causal order (the default)
+//   lane_dispatch.cpp      a serial job's data commands on two host lanes (lanes.h)
+//   engine_threads.cpp     the engine threads: start/stop, the ring loop, one command
+//   command_processor.cpp  the command processor of a threaded job: dispatch, FENCE, drain
+//   data_command.cpp       one data command: operand checks against SRAM and the MMU, kernel
+//   replay_account.cpp     what a replay (isa::replay_to_fault) says of a job: the profile of a
+//                          serial job, the fault of a faulted one, the blame of a hung one
+//
+// Virtual time (docs/timing.md). The CP charges cfg.cp_cycles_per_cmd per command and stamps
+// each dispatched command with its dispatch time. An engine starts a command at
+// max(engine clock, dispatch time) and ends it cost cycles later (isa::command_cost); a
+// SEM_WAIT ends at max(start, time of the signal that completed its count); a FENCE moves
+// the CP clock to the latest engine clock once every engine drained; a full engine queue
+// stalls the CP until the command queue_depth places earlier on that engine ended. Every one
+// of these times is a function of the program alone, so cycle counts do not depend on how
+// the host schedules the threads.
+//
+// Under the synchronization checker (JobOptions::racecheck, racecheck.h) every engine also
+// keeps a vector clock: it joins the clock of the signal that completed each SEM_WAIT and,
+// for the first command dispatched after a FENCE, the clock the CP formed at the fence (the
+// join of every drained engine); each data command is logged with its clock and operand
+// regions, and the hazards are found after the job; data commands take turns (data_mu), so a
+// racy buffer races on no host memory. None of this touches virtual time.
+//
+// Threading. run() holds run_mu for the whole job and is the command processor; the per-job
+// fields (program, cmds, gate, mmu, options) are set before the first command is dispatched
+// (the ring's release/acquire publishes them to the engine threads) and cleared after the
+// job drained. `result.profile.timeline[i]` is written by the one thread that ran command i.
+// reset() may come from any thread: it takes `mu` and touches only `job` and `progress`.
+// Lifetime: one Impl per Device; the engine threads and the lanes start with the first job
+// that needs them and end with the Device.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "engine_ring.h"
+#include "job_state.h"
+#include "lane_choice.h"
+#include "lanes.h"
+#include "npu/emu/device.h"
+#include "npu/emu/spin_wait.h"
+#include "npu/isa/regions.h"
+#include "npu/isa/schedule.h"
+#include "racecheck.h"
+#include "safe_point_gate.h"
+#include "sram_versions.h"
+
+namespace spdlog {
+class logger;
+}
+
+namespace npu::emu {
+
+/// The device model's logger; like the kernel driver's, quiet below error by default (the
+/// kernel's warnings go to dmesg, not the application's stderr).
+spdlog::logger& device_log();
+
+struct FreeDeleter {
+  void operator()(std::byte* p) const { std::free(p); }
+};
+
+struct Device::Impl {
+  explicit Impl(const isa::DeviceConfig& c);
+
+  const isa::DeviceConfig& cfg;
+  // SRAM reads as zeros at power-up: 2 MiB-aligned memory advised to huge pages (device.cpp).
+  std::unique_ptr<std::byte, FreeDeleter> sram_memory;
+  std::span<std::byte> sram;
+  // Which SRAM pages each command wrote (the matrix kernels reuse what they packed from
+  // unchanged SRAM): every data command notes its SRAM write regions after it ran.
+  kern::SramVersions sram_versions{cfg.sram_size};
+  JobState job;
+
+  std::mutex run_mu;  // serialises run()
+
+  std::mutex mu;         // guards `running` (run() against reset())
+  bool running = false;  // a job is between the start and the end of run_job()
+  // Bumped (and notified) whenever an engine finishes a command or the end-of-job marker, and
+  // by reset(): the word the CP parks on.
+  alignas(64) std::atomic<uint32_t> progress{0};
+  Engine engines[NPU_NUM_ENGINES];
+  bool engines_started = false;  // start_engines() ran (under run_mu)
+  // Set by run() before the CP dispatches (the ring's release/acquire publishes them).
+  const isa::Program* program = nullptr;
+  uint32_t base = 0;  // JobOptions::begin
+  // The commands this run() executes: the program from JobOptions::begin on (a job resumed
+  // after a safe point). Indices inside the Impl are relative to it; run() shifts the
+  // profile's back (shift_indices).
+  std::span<const npu_cmd> cmds;
+  // The safe points of `cmds` and the decision to stop at one (JobOptions::yield).
+  std::unique_ptr<SafePointGate> gate;
+  const Mmu* mmu = nullptr;
+  JobResult result;
+  // The synchronization checker: on for this job; the CP's clock (changed only at a FENCE,
+  // while every engine is drained) and its FENCE count.
+  bool racecheck = false;
+  std::function<void(uint32_t, uint32_t)> before_command;  // JobOptions::before_command
+  RaceChecker race;
+  std::mutex data_mu;  // under racecheck, held while a data command touches SRAM and DRAM
+  // Serial jobs on two host lanes (run_on_lanes; under run_mu): the lanes, made by the first
+  // job that uses them, and the per-job lists, kept to reuse their memory.
+  HostLanes host_lanes = HostLanes::Auto;  // JobOptions::host_lanes of this job
+  LaneChoice lane_choice;  // lanes or one thread for a large job, by measurement (mode 2)
+  std::optional<uint64_t> chosen_key;  // this job's LaneChoice key, when it made the choice
+  std::unique_ptr<Lanes> lanes;
+  std::vector<LaneCommand> lane_cmds;
+  std::vector<LaneRegion> lane_regions;
+  std::vector<uint32_t> lane_timeline;  // the schedule entry of each lane command
+  std::vector<std::byte*> lane_dram;    // its DRAM operand's host address, if any
+  VectorClock cp_vc{};
+  uint32_t epoch = 0;
+
+  // ---- device.cpp ---------------------------------------------------------------------
+
+  /// Turns the indices of a run that began at command `base` into the program's.
+  void shift_indices();
+
+  // ---- engine_threads.cpp -------------------------------------------------------------
+
+  /// Starts the engine threads on the first job that needs them (run_mu held).
+  void start_engines();
+  /// Ends the engine threads (no job runs).
+  void stop();
+  /// Resets the per-job state of the engines and the checker for `count` commands (the engines
+  /// are idle: the previous job drained them).
+  void prepare_engines(size_t count);
+  /// An engine thread: pops its ring until kShutdown.
+  void engine_loop(Engine& eng);
+  /// Runs one command on `eng`; returns its end cycle.
+  uint64_t execute(Engine& eng, uint32_t index, uint64_t start, std::vector<isa::Region>& regions);
+
+  /// CP side of an engine's ring (the CP is its only producer).
+  static void push(Engine& eng, const QueueItem& item) {
+    const uint32_t t = eng.tail.load(std::memory_order_relaxed);
+    eng.ring[t & eng.mask] = item;
+    eng.tail.store(t + 1, std::memory_order_release);
+    eng.tail.notify_one();  // a futex wake only when the engine parked
+  }
+
+  void bump_progress() {
+    progress.fetch_add(1, std::memory_order_release);
+    progress.notify_all();  // a futex wake only when the CP parked
+  }
+
+  /// The CP waits until ready() (which must also turn true when the job aborts).
+  template <typename Ready>
+  void cp_wait(Ready&& ready) {
+    spin_then_wait(progress, ready);
+  }
+
+  // ---- command_processor.cpp ----------------------------------------------------------
+
+  /// Runs the job on the engine threads, this thread being the command processor.
+  void run_job();
+  /// The CP at FENCE `i`: waits for every engine to drain; false when the job aborted.
+  bool cp_fence(uint32_t i, const npu_cmd& c, uint64_t& cp_clock,
+                const uint32_t (&dispatched)[NPU_NUM_ENGINES]);
+  /// After the last dispatch: every engine reaches the end-of-job marker.
+  void cp_drain(const uint32_t (&dispatched)[NPU_NUM_ENGINES]);
+  /// The profile and fault of a threaded job, after it drained.
+  void finish(uint64_t cp_clock, uint64_t cp_busy);
+
+  // ---- data_command.cpp ---------------------------------------------------------------
+
+  /// A data command's operand check that failed: the fault it raises.
+  struct OperandFault {
+    uint32_t kind;
+    uint64_t address;
+  };
+  /// Checks a data command's operands against SRAM and the MMU: its regions into `regions`,
+  /// its DRAM operand's host address (if any) into `dram`; the fault when one fails.
+  std::optional<OperandFault> check_operands(const npu_cmd& c, std::vector<isa::Region>& regions,
+                                             std::byte*& dram) const;
+  /// Checks a data command's operands against SRAM and the MMU, then executes it.
+  bool run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
+                        std::vector<isa::Region>& regions);
+
+  void raise(uint32_t kind, uint32_t engine, uint32_t index, uint64_t address, uint64_t time) {
+    job.fault({kind, engine, index, 0, address}, time);
+  }
+
+  /// Notes a command of a threaded job in the timeline. Each command index is written by
+  /// exactly one thread; the CP reads after the job.
+  void record(uint32_t index, uint32_t engine, uint8_t op, uint64_t start, uint64_t end) {
+    drm_npu_cmd_profile& p = result.profile.timeline[index];
+    p.cmd_index = index;
+    p.engine = static_cast<uint16_t>(engine);
+    p.opcode = op;
+    p.start_cycle = start;
+    p.end_cycle = end;
+  }
+
+  // ---- replay_account.cpp -------------------------------------------------------------
+
+  /// What the device checks while it runs this job, for isa::replay_to_fault().
+  isa::FaultModel fault_model() const;
+  /// Appends a replayed timeline to `p` with what it implies (FENCE interrupts, MACs, ...).
+  void add_timeline(JobProfile& p, std::span<const isa::CommandTime> timeline) const;
+  /// The fault and profile of a faulted job, from isa::replay_to_fault().
+  void account_fault();
+  /// Names the command a watchdog reset blames (the oldest wait the program never satisfies).
+  void blame_hang();
+
+  // ---- serial_runner.cpp --------------------------------------------------------------
+
+  /// Runs the job on this thread in causal order; false, having executed nothing, when the
+  /// replay finds a fault or a program that cannot finish.
+  bool run_serial();
+  /// Runs `range` (a stretch of the causal order) on the lanes when worth it, else one
+  /// command after another; returns how many of its commands ran.
+  size_t run_range(std::span<const uint32_t> range, const isa::Schedule& s, bool& on_lanes_ran);
+  /// Runs `order` one safe-point segment at a time, asking the gate before each.
+  size_t run_segments(std::span<const uint32_t> order, const isa::Schedule& s, bool& on_lanes_ran);
+  /// The profile of a serial job of which `ran` commands of `order` ran.
+  void serial_profile(isa::Schedule& s, std::span<const uint32_t> order, size_t ran);
+  /// A data command (not the command processor's, and the opcode moves or computes data).
+  static bool is_data(const isa::CommandTime& t, const npu_cmd& c);
+
+  // ---- lane_dispatch.cpp --------------------------------------------------------------
+
+  /// Runs the data commands of `order` on two host lanes when the job is worth it; returns how
+  /// many commands of `order` ran, or nullopt when nothing ran.
+  std::optional<size_t> run_on_lanes(std::span<const uint32_t> order, const isa::Schedule& s);
+};
+
+}  // namespace npu::emu

@@ -1,0 +1,124 @@
+// Lane dispatch: whether a serial job's data commands run on two host lanes (lanes.h) instead
+// of one after another, and the planning that hands them over. A job qualifies by size
+// (kLanesMinCycles, kLanesMinCommands), then by measurement (LaneChoice remembers which way
+// ran a job of its size faster); NPU_EMU_LANES and NPU_EMU_THREADS force either way. Each
+// command's operand regions (SRAM ranges and its DRAM operand's host bytes) tell the lanes
+// what it conflicts with, and an estimate of its host time (host_cost) where to run it.
+// Called on run()'s thread only (run_mu held).
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+#include "cpu_isa.h"
+#include "device_impl.h"
+#include "npu/emu/kernels.h"
+#include "npu/isa/timing.h"
+
+namespace npu::emu {
+
+namespace {
+
+/// Minimum modeled cycles and data commands of a job run on two host lanes: below them the
+/// lane thread's wake-up and the hazard bookkeeping cost more than the second core gives (a
+/// Fashion-MNIST image is 8,743 cycles, the GPT-style decoder 61k, ResNet-18 7.9M).
+constexpr uint64_t kLanesMinCycles = 1'000'000;
+constexpr size_t kLanesMinCommands = 64;
+
+/// An estimate of a data command's host time in nanoseconds, for the lanes' planner: the
+/// kernels' rates on this class of machine (a GEMM tile at kern::matrix_macs_per_ns of its
+/// dtype, e.g. fp32 about 40 GMAC/s and int8 on AMX about 160; a DMA copy about 20 GB/s, a
+/// vector element about 0.3 ns) plus a fixed cost per command.
+uint64_t host_cost(const npu_cmd& cmd, const isa::CommandCost& c) {
+  uint64_t rate = 40;
+  if (cmd.hdr.opcode == NPU_OP_CONV2D) rate = kern::matrix_macs_per_ns(cmd.conv2d.in_dtype);
+  if (cmd.hdr.opcode == NPU_OP_MATMUL) rate = kern::matrix_macs_per_ns(cmd.matmul.a_dtype);
+  return c.macs / rate + c.bytes / 20 + c.elements * 3 / 10 + 200;
+}
+
+/// How serial jobs may use two host lanes: 0 never (NPU_EMU_LANES=0, NPU_EMU_THREADS=1, one
+/// CPU), 1 always (NPU_EMU_LANES=1, tests), 2 by size and then by measurement (LaneChoice).
+int lanes_mode() {
+  static const int mode = [] {
+    const char* threads = std::getenv("NPU_EMU_THREADS");
+    if (threads != nullptr && std::string_view(threads) == "1") return 0;
+    const char* lanes = std::getenv("NPU_EMU_LANES");
+    if (lanes != nullptr && std::string_view(lanes) == "0") return 0;
+    if (lanes != nullptr && std::string_view(lanes) == "1") return 1;
+    return std::thread::hardware_concurrency() >= 2 ? 2 : 0;
+  }();
+  return mode;
+}
+
+/// Whether a serial job of `cycles` and `data` data commands may run on two host lanes.
+bool use_lanes(uint64_t cycles, size_t data) {
+  const int mode = lanes_mode();
+  return mode == 1 || (mode == 2 && cycles >= kLanesMinCycles && data >= kLanesMinCommands);
+}
+
+}  // namespace
+
+/// Runs the data commands of `order` on two host lanes (lanes.h) when the job is worth it
+/// (use_lanes) and every command passes its SRAM and MMU checks; returns how many commands
+/// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
+/// loop then runs the job, and raises the fault if there is one).
+std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order,
+                                                 const isa::Schedule& s) {
+  if (host_lanes == HostLanes::Off) return std::nullopt;
+  if (host_lanes == HostLanes::Auto) {
+    if (!use_lanes(s.cycles, SIZE_MAX)) return std::nullopt;  // small: no need to count
+    size_t data = 0;
+    for (const uint32_t k : order) data += is_data(s.timeline[k], cmds[s.timeline[k].index]);
+    if (!use_lanes(s.cycles, data)) return std::nullopt;
+    if (lanes_mode() == 2) {  // large enough: the way that ran it faster before
+      chosen_key = s.cycles * 1000003 + cmds.size();
+      if (!lane_choice.lanes(*chosen_key)) return std::nullopt;
+    }
+  }
+  lane_cmds.clear();
+  lane_regions.clear();
+  lane_timeline.clear();
+  lane_dram.clear();
+  std::vector<isa::Region> regions;
+  for (const uint32_t k : order) {
+    const isa::CommandTime& t = s.timeline[k];
+    const npu_cmd& c = cmds[t.index];
+    if (!is_data(t, c)) continue;
+    std::byte* dram = nullptr;
+    if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
+    LaneCommand lc;
+    lc.first = static_cast<uint32_t>(lane_regions.size());
+    lc.cost = host_cost(c, isa::command_cost(c, cfg));
+    for (const isa::Region& r : regions) {
+      const bool write = (r.access & isa::kWrite) != 0;
+      if (r.space == isa::Space::Sram) {
+        lane_regions.push_back({r.begin, r.end, true, write});
+      } else {  // its host bytes (the one DRAM operand, `dram`): aliases conflict too
+        const auto host = reinterpret_cast<uintptr_t>(dram);
+        lane_regions.push_back({host, host + (r.end - r.begin), false, write});
+      }
+    }
+    lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
+    lane_cmds.push_back(lc);
+    lane_timeline.push_back(k);
+    lane_dram.push_back(dram);
+  }
+  if (!lanes) lanes = std::make_unique<Lanes>(sram.size());
+  const std::span<const uint8_t> done =
+      lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
+        const isa::CommandTime& t = s.timeline[lane_timeline[i]];
+        const kern::SramVersionsScope scope(&sram_versions);
+        run_command(cmds[t.index], sram, lane_dram[i], &job.abort_flag());
+        const LaneCommand& lc = lane_cmds[i];
+        for (uint32_t r = lc.first; r < lc.first + lc.count; ++r)
+          if (lane_regions[r].sram && lane_regions[r].write)
+            sram_versions.wrote(lane_regions[r].begin, lane_regions[r].end);
+        return !job.aborted();
+      });
+  size_t ran = 0, i = 0;
+  for (const uint32_t k : order) {
+    if (is_data(s.timeline[k], cmds[s.timeline[k].index]) && done[i++] == 0) break;
+    ++ran;
+  }
+  return ran;
+}
+}  // namespace npu::emu

@@ -1,0 +1,154 @@
+// The serial runner: a job on the thread that calls Device::run, the default (issue 9).
+// Because every time is a function of the program alone, the host may execute the commands
+// in any order that respects the edges between them. The schedule comes from
+// isa::replay_to_fault() (the device's rules, single-threaded), and the data commands execute
+// one after another in order of (start, end, index), which puts every command after the
+// commands it waits for. A small job costs no thread hand-off at all; a large one (1M cycles,
+// 64 data commands) runs its data commands on two host lanes, each after the earlier commands
+// it conflicts with (lane_dispatch.cpp, lanes.h); the matrix kernels may also share a GEMM with
+// a worker thread (emu/kernels/parallel.h). A job the replay finds faulting or unable to
+// finish runs on the engine threads instead (engine_threads.cpp), which raise the fault (or
+// hang until the watchdog) as the device does; so do jobs under the synchronization checker or
+// with a before_command hook, and every job of a device configured with "engine_threads"
+// (Device::run decides).
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "device_impl.h"
+#include "npu/isa/opcodes.h"
+
+namespace npu::emu {
+
+namespace {
+
+/// The completion cycle of a safe point, from a complete schedule (timeline by index).
+std::function<uint64_t(uint32_t)> fence_end(const isa::Schedule& s) {
+  return [&s](uint32_t point) { return s.timeline[point].end; };
+}
+
+}  // namespace
+
+bool Device::Impl::is_data(const isa::CommandTime& t, const npu_cmd& c) {
+  return t.engine != NPU_ENGINE_CP && isa::find_opcode(c.hdr.opcode)->data;
+}
+
+bool Device::Impl::run_serial() {
+  isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
+  // Complete: no fault, and every command up to END ran (the timeline is by index).
+  if (s.fault || s.timeline.empty() || s.timeline.back().opcode != NPU_OP_END ||
+      s.timeline.back().engine != NPU_ENGINE_CP || s.timeline.size() != s.timeline.back().index + 1)
+    return false;
+
+  // Causal order: a command that waits for another (same engine, a semaphore, a FENCE) starts
+  // at or after its end, so (start, end, index) orders every such pair.
+  std::vector<uint32_t> order(s.timeline.size());
+  for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const isa::CommandTime& x = s.timeline[a];
+    const isa::CommandTime& y = s.timeline[b];
+    if (x.start != y.start) return x.start < y.start;
+    if (x.end != y.end) return x.end < y.end;
+    return x.index < y.index;
+  });
+
+  result = JobResult{};
+  chosen_key.reset();
+  const auto t0 = std::chrono::steady_clock::now();
+  bool on_lanes_ran = false;
+  const size_t ran =
+      gate ? run_segments(order, s, on_lanes_ran) : run_range(order, s, on_lanes_ran);
+
+  const std::optional<uint32_t> stop = gate ? gate->stopped_at() : std::nullopt;
+  // A part stopped at a safe point ran only some of the commands: its time says nothing
+  // about which way runs the whole job faster.
+  if (chosen_key && ran == order.size() && !job.aborted() && !stop)
+    lane_choice.ran(*chosen_key, on_lanes_ran,
+                    static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - t0)
+                                              .count()));
+  serial_profile(s, order, ran);
+  result.fault = job.result_fault();
+  result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
+  return true;
+}
+
+size_t Device::Impl::run_range(std::span<const uint32_t> range, const isa::Schedule& s,
+                               bool& on_lanes_ran) {
+  if (const std::optional<size_t> on_lanes = run_on_lanes(range, s)) {
+    on_lanes_ran = true;
+    return *on_lanes;
+  }
+  size_t n = 0;
+  std::vector<isa::Region> regions;
+  for (const uint32_t k : range) {
+    if (job.aborted()) break;
+    const isa::CommandTime& t = s.timeline[k];
+    const npu_cmd& c = cmds[t.index];
+    if (is_data(t, c)) {
+      run_data_command(t.engine, t.index, c, t.start, regions);
+      if (job.aborted()) break;  // cancelled mid-command: it did not complete
+    }
+    ++n;
+  }
+  return n;
+}
+
+size_t Device::Impl::run_segments(std::span<const uint32_t> order, const isa::Schedule& s,
+                                  bool& on_lanes_ran) {
+  // One segment (the commands up to and including a safe point) at a time: a safe point is
+  // a FENCE, so each segment is a contiguous stretch of the causal order, and the lanes
+  // plan one segment, not the whole rest of the job, each time. Entering the next segment
+  // asks the gate, which may stop the job at the safe point before it.
+  const auto point_end = fence_end(s);
+  size_t ran = 0;
+  for (size_t from = 0; from < order.size() && !job.aborted();) {
+    const uint32_t seg = gate->segment(s.timeline[order[from]].index);
+    size_t to = from;
+    while (to < order.size() && gate->segment(s.timeline[order[to]].index) == seg) ++to;
+    if (!gate->admit(s.timeline[order[from]].index, point_end)) break;
+    const size_t n = run_range(order.subspan(from, to - from), s, on_lanes_ran);
+    ran += n;
+    if (n != to - from) break;
+    from = to;
+  }
+  return ran;
+}
+
+void Device::Impl::serial_profile(isa::Schedule& s, std::span<const uint32_t> order, size_t ran) {
+  JobProfile& p = result.profile;
+  const std::optional<uint32_t> stop = gate ? gate->stopped_at() : std::nullopt;
+  if (ran == order.size() && !stop) {
+    p.cycles = s.cycles;
+    for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
+      p.busy_cycles[e] = s.busy[e];
+      p.commands[e] = s.commands[e];
+    }
+    p.semaphore_stall_cycles = s.stall;
+  } else {  // stopped at a safe point, or reset mid-job: the profile of the commands that ran
+    std::vector<isa::CommandTime> kept;
+    if (stop && !job.aborted()) {  // the commands up to the safe point, which ends the part
+      kept.assign(s.timeline.begin(), s.timeline.begin() + *stop + 1);
+      p.cycles = s.timeline[*stop].end;
+      result.resume_at = *stop + 1;
+    } else {
+      p.cycles = ran ? s.timeline[order[ran - 1]].end : 0;
+      for (size_t r = 0; r < ran; ++r) kept.push_back(s.timeline[order[r]]);
+      std::sort(kept.begin(), kept.end(),
+                [](const auto& a, const auto& b) { return a.index < b.index; });
+    }
+    p.busy_cycles[NPU_ENGINE_CP] = uint64_t{cfg.cp_cycles_per_cmd} * kept.size();
+    s.timeline = std::move(kept);
+    for (const isa::CommandTime& t : s.timeline) {
+      if (t.opcode == NPU_OP_SEM_WAIT) {
+        p.semaphore_stall_cycles += t.end - t.start;
+      } else if (t.opcode != NPU_OP_FENCE) {
+        p.busy_cycles[t.engine] += t.end - t.start;
+      }
+      if (t.engine != NPU_ENGINE_CP || t.opcode != NPU_OP_END) ++p.commands[t.engine];
+    }
+  }
+  add_timeline(p, s.timeline);
+}
+
+}  // namespace npu::emu
