@@ -23,7 +23,7 @@ extern "C" {
 
 #define NPU_ISA_MAGIC 0x4355504eu /* "NPUC" little-endian */
 #define NPU_ISA_VERSION_MAJOR 1
-#define NPU_ISA_VERSION_MINOR 2 /* 1.1: fp16/bf16 (NPU_FEATURE_FP16); 1.2: safe points */
+#define NPU_ISA_VERSION_MINOR 2 /* 1.1: fp16/bf16 (NPU_FEATURE_FP16); 1.2: safe points, MOMENTS */
 #define NPU_CMD_SIZE 128
 /* The most commands one command buffer may hold (2^20: 128 MiB of commands). Drivers refuse a
  * larger buffer before reading it; compilers split work across buffers (segments) instead. */

@@ -1,5 +1,6 @@
-// replay() and replay_to_fault(): the device's virtual-time scheduler (emu/device/device.cpp,
-// docs/timing.md) re-implemented as a single-threaded simulation. Engines are advanced lazily,
+// replay() and replay_to_fault(): the device's virtual-time scheduler
+// (emu/device/command_processor.cpp and engine_threads.cpp, docs/timing.md) re-implemented as a
+// single-threaded simulation. Engines are advanced lazily,
 // only as far as the command processor needs (a full queue or a FENCE) and at the end, which
 // gives the same times as the threaded device because every time is a function of the program
 // alone. With a FaultModel, a command that faults halts its engine (or the command processor):
