@@ -29,19 +29,18 @@ Expected<std::unique_ptr<ServerThread>> ServerThread::start(isa::DeviceConfig co
     socket_path = t->temp_dir_ + "/npu0.sock";
   }
   auto server = Server::create(std::move(socket_path), std::move(config), std::move(options));
-  if (!server) {
-    if (!t->temp_dir_.empty()) ::rmdir(t->temp_dir_.c_str());
-    return server.error();
-  }
+  if (!server) return server.error();  // ~ServerThread removes the directory
   t->server_ = std::move(*server);
   t->thread_ = std::thread([s = t->server_.get()] { s->run(); });
   return t;
 }
 
 ServerThread::~ServerThread() {
-  server_->stop();
-  thread_.join();
-  server_.reset();  // removes the socket
+  if (server_ != nullptr) {  // null when start() failed before the server existed
+    server_->stop();
+    if (thread_.joinable()) thread_.join();
+    server_.reset();  // removes the socket
+  }
   if (!temp_dir_.empty()) ::rmdir(temp_dir_.c_str());
 }
 

@@ -14,6 +14,7 @@
 #include "daemon_fixture.h"
 #include "npu/buffer.h"
 #include "npu/context.h"
+#include "npu/daemon/server_thread.h"
 #include "npu/device.h"
 #include "npu/job.h"
 
@@ -215,6 +216,28 @@ TEST(DaemonProcesses, ProcessesCannotReachEachOthersBuffers) {
 
   ASSERT_EQ(::write(go[1], "g", 1), 1);
   EXPECT_EQ(exit_code(victim), 0) << "the victim's buffer changed";
+}
+
+// A ServerThread that cannot start (no directory for its socket: a full disk or a bad TMPDIR)
+// is an error that names the path, not a crash (its destructor used to stop a server that did
+// not exist: a full disk segfaulted the daemon tests and the soak).
+TEST(DaemonProcesses, ServerThreadThatCannotStartIsAnError) {
+  auto bad_path = ServerThread::start({}, "/nonexistent-npu-dir/npu0.sock");
+  ASSERT_FALSE(bad_path);
+  EXPECT_NE(bad_path.error().message.find("/nonexistent-npu-dir/npu0.sock"), std::string::npos)
+      << bad_path.error().message;
+  const char* old = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
+  const std::string saved = old != nullptr ? old : "";
+  ::setenv("TMPDIR", "/nonexistent-npu-dir", 1);
+  auto bad_tmp = ServerThread::start({});
+  if (old != nullptr) {
+    ::setenv("TMPDIR", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  ASSERT_FALSE(bad_tmp);
+  EXPECT_EQ(bad_tmp.error().code, ENOENT) << bad_tmp.error().message;
+  EXPECT_NE(bad_tmp.error().message.find("mkdtemp"), std::string::npos) << bad_tmp.error().message;
 }
 
 TEST(DaemonProcesses, StaleSocketIsReusedAndABusyOneRefused) {
