@@ -218,17 +218,17 @@ TEST(DaemonProcesses, ProcessesCannotReachEachOthersBuffers) {
   EXPECT_EQ(exit_code(victim), 0) << "the victim's buffer changed";
 }
 
-// A ServerThread that cannot start (no directory for its socket: a full disk or a bad TMPDIR)
+// A ServerThread that cannot start (no place for its socket: a full disk, a bad TMPDIR or path)
 // is an error that names the path, not a crash (its destructor used to stop a server that did
 // not exist: a full disk segfaulted the daemon tests and the soak).
 TEST(DaemonProcesses, ServerThreadThatCannotStartIsAnError) {
-  auto bad_path = ServerThread::start({}, "/nonexistent-npu-dir/npu0.sock");
+  auto bad_path = ServerThread::start({}, "/dev/null/npu0.sock");
   ASSERT_FALSE(bad_path);
-  EXPECT_NE(bad_path.error().message.find("/nonexistent-npu-dir/npu0.sock"), std::string::npos)
+  EXPECT_NE(bad_path.error().message.find("/dev/null/npu0.sock"), std::string::npos)
       << bad_path.error().message;
   const char* old = std::getenv("TMPDIR");  // NOLINT(concurrency-mt-unsafe)
   const std::string saved = old != nullptr ? old : "";
-  ::setenv("TMPDIR", "/nonexistent-npu-dir", 1);
+  ::setenv("TMPDIR", "/dev/null", 1);  // a file: no directory can be made in it
   auto bad_tmp = ServerThread::start({});
   if (old != nullptr) {
     ::setenv("TMPDIR", saved.c_str(), 1);
@@ -236,7 +236,7 @@ TEST(DaemonProcesses, ServerThreadThatCannotStartIsAnError) {
     ::unsetenv("TMPDIR");
   }
   ASSERT_FALSE(bad_tmp);
-  EXPECT_EQ(bad_tmp.error().code, ENOENT) << bad_tmp.error().message;
+  EXPECT_EQ(bad_tmp.error().code, ENOTDIR) << bad_tmp.error().message;
   EXPECT_NE(bad_tmp.error().message.find("mkdtemp"), std::string::npos) << bad_tmp.error().message;
 }
 
