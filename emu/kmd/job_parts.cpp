@@ -9,15 +9,7 @@ namespace npu::emu::kmd {
 void add_part(JobProfile& job, JobProfile&& part) {
   const uint64_t at = job.cycles;
   job.cycles += part.cycles;
-  for (size_t e = 0; e < job.busy_cycles.size(); ++e) {
-    job.busy_cycles[e] += part.busy_cycles[e];
-    job.commands[e] += part.commands[e];
-  }
-  job.dma_bytes_in += part.dma_bytes_in;
-  job.dma_bytes_out += part.dma_bytes_out;
-  job.macs += part.macs;
-  job.vector_elements += part.vector_elements;
-  job.semaphore_stall_cycles += part.semaphore_stall_cycles;
+  add_statistics(job, part);
   job.timeline.reserve(job.timeline.size() + part.timeline.size());
   for (drm_npu_cmd_profile e : part.timeline) {
     e.start_cycle += at;

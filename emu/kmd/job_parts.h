@@ -10,11 +10,28 @@
 // Pure functions on values; the scheduler calls them under its lock.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "npu/emu/device.h"
 
 namespace npu::emu::kmd {
+
+/// Adds the per-engine and data statistics of `p` (busy cycles, commands, DMA bytes, MACs,
+/// vector elements, semaphore stalls) to `to`: a job's profile or the device's counters
+/// (drm_npu_counters), which name them alike.
+template <typename Totals>
+void add_statistics(Totals& to, const JobProfile& p) {
+  for (size_t e = 0; e < p.busy_cycles.size(); ++e) {
+    to.busy_cycles[e] += p.busy_cycles[e];
+    to.commands[e] += p.commands[e];
+  }
+  to.dma_bytes_in += p.dma_bytes_in;
+  to.dma_bytes_out += p.dma_bytes_out;
+  to.macs += p.macs;
+  to.vector_elements += p.vector_elements;
+  to.semaphore_stall_cycles += p.semaphore_stall_cycles;
+}
 
 /// Appends `part` to `job`: its timeline and cycles shifted by job.cycles, its statistics,
 /// interrupts and hazards added (hazards up to DRM_NPU_MAX_HAZARDS).

@@ -460,15 +460,7 @@ void Scheduler::abort_queued_locked(Context& ctx) {
 
 void Scheduler::account_locked(const JobProfile& p) {
   counters_.total_cycles += p.cycles;
-  for (size_t e = 0; e < DRM_NPU_MAX_ENGINES; ++e) {
-    counters_.busy_cycles[e] += p.busy_cycles[e];
-    counters_.commands[e] += p.commands[e];
-  }
-  counters_.dma_bytes_in += p.dma_bytes_in;
-  counters_.dma_bytes_out += p.dma_bytes_out;
-  counters_.macs += p.macs;
-  counters_.vector_elements += p.vector_elements;
-  counters_.semaphore_stall_cycles += p.semaphore_stall_cycles;
+  add_statistics(counters_, p);
 }
 
 }  // namespace npu::emu::kmd
