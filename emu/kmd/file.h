@@ -20,6 +20,7 @@
 #include "bo.h"
 #include "context.h"
 #include "npu/expected.h"
+#include "program_cache.h"
 #include "quota.h"
 #include "va_allocator.h"
 
@@ -88,6 +89,8 @@ class File {
 
   /// Message of the last failed ioctl on this file (for logs and debugging).
   std::string last_error;
+  // The validated programs of the command buffers submitted last (its own mutex, not `mu`).
+  ProgramCache programs;
 
  private:
   /// A device VA for `size` bytes: at `fixed_va` with DRM_NPU_BO_FIXED_VA, else allocated.

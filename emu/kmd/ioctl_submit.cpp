@@ -65,7 +65,7 @@ void record_footprint(Job& job, const std::vector<Ref>& refs) {
     job.bo_uses.push_back({r.bo->mem->id(), r.bo->size, r.bo->handle, r.access});
   }
   if (!job.racecheck) return;
-  for (const isa::DramAccess& d : job.program.dram) {
+  for (const isa::DramAccess& d : job.program->dram) {
     if (d.end <= d.begin) continue;
     // refs are sorted by VA: the last BO starting at or before the access holds it.
     auto it = std::upper_bound(refs.begin(), refs.end(), d.begin,
@@ -74,9 +74,9 @@ void record_footprint(Job& job, const std::vector<Ref>& refs) {
     const Bo& bo = *std::prev(it)->bo;
     if (d.end > bo.va + bo.size) continue;
     const uint8_t op =
-        d.cmd_index < job.program.cmds.size() ? job.program.cmds[d.cmd_index].hdr.opcode : 0;
+        d.cmd_index < job.program->cmds.size() ? job.program->cmds[d.cmd_index].hdr.opcode : 0;
     const uint8_t engine =
-        d.cmd_index < job.program.cmds.size() ? job.program.cmds[d.cmd_index].hdr.engine : 0;
+        d.cmd_index < job.program->cmds.size() ? job.program->cmds[d.cmd_index].hdr.engine : 0;
     job.touches.push_back({bo.mem->id(),
                            d.begin - bo.va,
                            d.end - bo.va,
@@ -179,12 +179,12 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
   if ((s.flags & DRM_NPU_SUBMIT_SKIP_VALIDATION) != 0) {
     auto program = parse_unvalidated(bytes);
     if (!program) return reject(file, program.error().code, program.error().message);
-    job->program = std::move(*program);
+    job->program = std::make_shared<const isa::Program>(std::move(*program));
   } else {
-    auto program = isa::validate(bytes, drv.cfg);
+    auto program = file.programs.validate(bytes, drv.cfg);
     if (!program) return reject(file, program.error().code, program.error().message);
     job->program = std::move(*program);
-    if (auto r = check_dram_ranges(job->program, job->mmu); !r) {
+    if (auto r = check_dram_ranges(*job->program, job->mmu); !r) {
       return reject(file, r.error().code, r.error().message);
     }
   }
@@ -207,7 +207,7 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     job->out_fence->kernel_fd = handed.kernel_fd;
   }
   log().trace("submit: ctx {}: {} commands, {} bos, {} in-fences{}{}", s.ctx_id,
-              job->program.cmds.size(), s.bo_count, job->deps.size(),
+              job->program->cmds.size(), s.bo_count, job->deps.size(),
               job->racecheck ? ", racecheck" : "", job->out_fence ? ", fence out" : "");
   // From here on the runner owns the job's inputs.
   if (const int r = drv.scheduler->submit(*ctx, job); r < 0) {

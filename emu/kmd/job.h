@@ -62,7 +62,7 @@ struct Job {
   uint64_t races_total = 0;
 
   // Inputs.
-  isa::Program program;
+  std::shared_ptr<const isa::Program> program;  // never null once submitted
   Mmu mmu;
   std::vector<std::shared_ptr<BoMemory>> bos;
   bool racecheck = false;    // SUBMIT's RACECHECK flag or the device config's racecheck
@@ -87,7 +87,7 @@ struct Job {
 
   /// Drops the inputs (program, Mmu, BO references); the BOs' in-flight counts go down.
   void release_inputs() {
-    program = {};
+    program.reset();
     mmu = {};
     if (counted_in_flight) {
       for (const auto& m : bos) m->jobs_in_flight.fetch_sub(1, std::memory_order_release);

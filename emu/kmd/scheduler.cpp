@@ -222,7 +222,7 @@ void Scheduler::run_picked(std::unique_lock<std::mutex>& lk, std::shared_ptr<Job
   }
   // The stress mode plays another job between the parts: nothing may survive in SRAM.
   if (job->resume_at != 0 && sched_.preempt_every_safe_point) device_.scramble_sram(job->id);
-  JobResult result = device_.run(job->program, job->mmu, options);
+  JobResult result = device_.run(*job->program, job->mmu, options);
   const uint64_t end_ns = monotonic_ns();
   bool preempted = result.resume_at != 0 && result.status == DRM_NPU_JOB_OK;
   if (!preempted) job->release_inputs();  // the thread that ran a dequeued job owns its inputs

@@ -33,6 +33,10 @@ struct Program {
   /// False for a program that skipped validate() (SUBMIT's SKIP_VALIDATION): the device then
   /// checks each command with check_command() before executing it.
   bool validated = true;
+  /// Nonzero: this exact program, immutable, as the kernel driver's program cache hands it out
+  /// for the same command-buffer bytes (emu/kmd/program_cache.h); the device keeps the
+  /// schedule of a program with an id. 0: a program made any other way (validate() itself).
+  uint64_t id = 0;
 };
 
 /// Checks header (magic, version, size, features), every command (known opcode, allowed

@@ -1,0 +1,50 @@
+// Validated programs by their bytes (program_cache.h).
+#include "program_cache.h"
+
+#include <atomic>
+#include <cstring>
+
+namespace npu::emu::kmd {
+
+namespace {
+
+/// Program ids: unique in the process, so two drivers' programs never share one.
+std::atomic<uint64_t> g_next_id{1};
+
+}  // namespace
+
+Expected<std::shared_ptr<const isa::Program>> ProgramCache::validate(
+    std::span<const std::byte> bytes, const isa::DeviceConfig& cfg) {
+  {
+    std::lock_guard lk(mu_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+      if (it->bytes.size() != bytes.size() ||
+          std::memcmp(it->bytes.data(), bytes.data(), bytes.size()) != 0)
+        continue;
+      entries_.splice(entries_.begin(), entries_, it);
+      return entries_.front().program;
+    }
+    ++validated_;
+  }
+  auto checked = isa::validate(bytes, cfg);
+  if (!checked) return checked.error();
+  auto program = std::make_shared<isa::Program>(std::move(*checked));
+  program->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
+  if (bytes.size() > kMaxBytes) return std::shared_ptr<const isa::Program>(std::move(program));
+
+  std::lock_guard lk(mu_);
+  entries_.push_front({std::vector<std::byte>(bytes.begin(), bytes.end()), program});
+  bytes_ += bytes.size();
+  while (entries_.size() > kEntries || bytes_ > kMaxBytes) {
+    bytes_ -= entries_.back().bytes.size();
+    entries_.pop_back();
+  }
+  return std::shared_ptr<const isa::Program>(std::move(program));
+}
+
+uint64_t ProgramCache::validated() const {
+  std::lock_guard lk(mu_);
+  return validated_;
+}
+
+}  // namespace npu::emu::kmd

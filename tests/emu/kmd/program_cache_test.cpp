@@ -1,0 +1,78 @@
+// ProgramCache (emu/kmd/program_cache.h): the same command-buffer bytes get the same validated
+// program (one validation, one id); other bytes, another; a buffer the validator refuses is
+// refused again with its message; the cache holds at most kEntries programs.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "npu/isa/builder.h"
+#include "program_cache.h"
+
+namespace npu::emu::kmd {
+namespace {
+
+/// A valid command buffer of `nops` NOPs on the command processor.
+std::vector<std::byte> nops(uint32_t n) {
+  isa::CommandBufferBuilder b;
+  for (uint32_t i = 0; i < n; ++i) {
+    npu_cmd c{};
+    c.hdr.opcode = NPU_OP_NOP;
+    c.hdr.engine = NPU_ENGINE_CP;
+    b.add(c);
+  }
+  return b.finish();
+}
+
+TEST(ProgramCache, TheSameBytesGetTheSameProgramValidatedOnce) {
+  ProgramCache cache;
+  const isa::DeviceConfig cfg;
+  const std::vector<std::byte> a = nops(3), b = nops(4);
+  auto first = cache.validate(a, cfg);
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  auto again = cache.validate(std::vector<std::byte>(a), cfg);  // equal bytes, another copy
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->get(), first->get());
+  EXPECT_NE((*first)->id, 0u);
+  EXPECT_EQ(cache.validated(), 1u);
+
+  auto other = cache.validate(b, cfg);
+  ASSERT_TRUE(other.has_value());
+  EXPECT_NE((*other)->id, (*first)->id);
+  EXPECT_EQ((*other)->cmds.size(), 5u);
+  EXPECT_EQ(cache.validated(), 2u);
+}
+
+TEST(ProgramCache, ARefusedBufferIsRefusedAgain) {
+  ProgramCache cache;
+  const isa::DeviceConfig cfg;
+  isa::CommandBufferBuilder builder;
+  npu_cmd raw{};
+  raw.hdr.opcode = 0x7f;
+  builder.add(raw);
+  const std::vector<std::byte> bad = builder.finish();
+  for (int i = 0; i < 2; ++i) {
+    auto r = cache.validate(bad, cfg);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().code, EINVAL);
+    EXPECT_NE(r.error().message.find("command 0"), std::string::npos) << r.error().message;
+  }
+  EXPECT_EQ(cache.validated(), 2u);
+}
+
+TEST(ProgramCache, TheLeastRecentlyUsedGoFirst) {
+  ProgramCache cache;
+  const isa::DeviceConfig cfg;
+  const std::vector<std::byte> kept = nops(1);
+  ASSERT_TRUE(cache.validate(kept, cfg).has_value());
+  for (uint32_t n = 2; n < 2 + ProgramCache::kEntries; ++n) {
+    ASSERT_TRUE(cache.validate(nops(n), cfg).has_value());
+    ASSERT_TRUE(cache.validate(kept, cfg).has_value());  // used again: stays
+  }
+  EXPECT_EQ(cache.validated(), 1 + ProgramCache::kEntries);
+  // nops(2) was used least recently and is gone: validated again.
+  ASSERT_TRUE(cache.validate(nops(2), cfg).has_value());
+  EXPECT_EQ(cache.validated(), 2 + ProgramCache::kEntries);
+}
+
+}  // namespace
+}  // namespace npu::emu::kmd
