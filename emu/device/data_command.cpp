@@ -3,7 +3,9 @@
 // command's fault), then the engine kernel (run_command, cpu_isa.h) on SRAM and the DRAM
 // operand's host bytes, polling the abort flag; afterwards the SRAM pages it wrote are noted
 // (kern::SramVersions). Under the synchronization checker data commands take turns (data_mu).
-// Safe from any thread that runs commands of the current job.
+// A serial job's commands (on run()'s thread or a host lane) go through execute(), which also
+// skips a DMA load whose bytes SRAM already holds (load_memo.h); the engine threads run every
+// command. Safe from any thread that runs commands of the current job.
 #include <algorithm>
 #include <mutex>
 
@@ -32,6 +34,29 @@ std::optional<Device::Impl::OperandFault> Device::Impl::check_operands(
   return std::nullopt;
 }
 
+void Device::Impl::host_regions(std::span<const isa::Region> regions, const std::byte* dram,
+                                std::vector<LaneRegion>& out) {
+  for (const isa::Region& r : regions) {
+    const bool write = (r.access & isa::kWrite) != 0;
+    if (r.space == isa::Space::Sram) {
+      out.push_back({r.begin, r.end, true, write});
+    } else {  // its host bytes (the one DRAM operand, `dram`): aliases conflict too
+      const auto host = reinterpret_cast<uintptr_t>(dram);
+      out.push_back({host, host + (r.end - r.begin), false, write});
+    }
+  }
+}
+
+void Device::Impl::execute(const npu_cmd& c, std::byte* dram, std::span<const LaneRegion> regions) {
+  if (load_memo.skip(c, regions, sram_versions)) return;
+  const kern::SramVersionsScope scope(&sram_versions);
+  run_command(c, sram, dram, &job.abort_flag());
+  uint64_t version = 0;  // of its last SRAM write: a load has one
+  for (const LaneRegion& r : regions)
+    if (r.sram && r.write) version = sram_versions.wrote(r.begin, r.end);
+  load_memo.ran(c, regions, version);
+}
+
 bool Device::Impl::run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c,
                                     uint64_t start, std::vector<isa::Region>& regions) {
   std::byte* dram = nullptr;
@@ -49,6 +74,19 @@ bool Device::Impl::run_data_command(uint32_t engine, uint32_t index, const npu_c
   for (const isa::Region& r : regions)
     if (r.space == isa::Space::Sram && (r.access & isa::kWrite) != 0)
       sram_versions.wrote(r.begin, r.end);
+  return true;
+}
+
+bool Device::Impl::run_serial_command(uint32_t engine, uint32_t index, const npu_cmd& c,
+                                      uint64_t start, std::vector<isa::Region>& regions) {
+  std::byte* dram = nullptr;
+  if (const std::optional<OperandFault> f = check_operands(c, regions, dram)) {
+    raise(f->kind, engine, index, f->address, start);
+    return false;
+  }
+  serial_regions.clear();
+  host_regions(regions, dram, serial_regions);
+  execute(c, dram, serial_regions);
   return true;
 }
 }  // namespace npu::emu

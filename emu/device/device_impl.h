@@ -5,6 +5,8 @@
 //   device.cpp             the façade: Device::run (picks the serial or the threaded way),
 //                          reset, scramble_sram; SRAM allocation
 //   serial_runner.cpp      a job on run()'s thread in causal order (the default)
+//   serial_plan.cpp        the schedules of the programs run last (serial_plan.h)
+//   load_memo.cpp          DMA loads whose bytes SRAM already holds (load_memo.h)
 //   lane_dispatch.cpp      a serial job's data commands on two host lanes (lanes.h)
 //   engine_threads.cpp     the engine threads: start/stop, the ring loop, one command
 //   command_processor.cpp  the command processor of a threaded job: dispatch, FENCE, drain
@@ -52,12 +54,14 @@
 #include "job_state.h"
 #include "lane_choice.h"
 #include "lanes.h"
+#include "load_memo.h"
 #include "npu/emu/device.h"
 #include "npu/emu/spin_wait.h"
 #include "npu/isa/regions.h"
 #include "npu/isa/schedule.h"
 #include "racecheck.h"
 #include "safe_point_gate.h"
+#include "serial_plan.h"
 #include "sram_versions.h"
 
 namespace spdlog {
@@ -120,8 +124,13 @@ struct Device::Impl {
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
-  std::vector<uint32_t> lane_timeline;  // the schedule entry of each lane command
-  std::vector<std::byte*> lane_dram;    // its DRAM operand's host address, if any
+  std::vector<uint32_t> lane_timeline;     // the schedule entry of each lane command
+  std::vector<std::byte*> lane_dram;       // its DRAM operand's host address, if any
+  std::vector<LaneRegion> serial_regions;  // run_serial_command's, kept to reuse its memory
+  // The serial plans of the programs run last (serial_plan.h; under run_mu).
+  SerialPlans plans;
+  // DMA loads of the running serial job whose bytes SRAM already holds (cleared by run()).
+  LoadMemo load_memo;
   VectorClock cp_vc{};
   uint32_t epoch = 0;
 
@@ -186,9 +195,20 @@ struct Device::Impl {
   /// its DRAM operand's host address (if any) into `dram`; the fault when one fails.
   std::optional<OperandFault> check_operands(const npu_cmd& c, std::vector<isa::Region>& regions,
                                              std::byte*& dram) const;
-  /// Checks a data command's operands against SRAM and the MMU, then executes it.
+  /// Checks a data command's operands against SRAM and the MMU, then executes it (the engine
+  /// threads: every command runs).
   bool run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
                         std::vector<isa::Region>& regions);
+  /// The same for a serial job on run()'s thread: through execute().
+  bool run_serial_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
+                          std::vector<isa::Region>& regions);
+  /// A data command's operands as the lanes and the load memo see them (SRAM offsets, the DRAM
+  /// operand's host bytes `dram`), appended to `out`.
+  static void host_regions(std::span<const isa::Region> regions, const std::byte* dram,
+                           std::vector<LaneRegion>& out);
+  /// Executes a serial job's data command whose operands passed their checks, unless the load
+  /// memo shows it would change nothing; notes its SRAM writes. Any thread of the job.
+  void execute(const npu_cmd& c, std::byte* dram, std::span<const LaneRegion> regions);
 
   void raise(uint32_t kind, uint32_t engine, uint32_t index, uint64_t address, uint64_t time) {
     job.fault({kind, engine, index, 0, address}, time);
@@ -221,13 +241,19 @@ struct Device::Impl {
   /// Runs the job on this thread in causal order; false, having executed nothing, when the
   /// replay finds a fault or a program that cannot finish.
   bool run_serial();
+  /// The job's plan: the one kept for its program (isa::Program::id) when its DRAM maps in
+  /// this job's Mmu (`reused`), else a new one (kept when the program has an id and can run
+  /// serially).
+  std::shared_ptr<const SerialPlan> serial_plan(bool& reused);
+  /// Every DRAM range of the program maps in the job's Mmu with its access.
+  bool dram_maps() const;
   /// Runs `range` (a stretch of the causal order) on the lanes when worth it, else one
   /// command after another; returns how many of its commands ran.
   size_t run_range(std::span<const uint32_t> range, const isa::Schedule& s, bool& on_lanes_ran);
   /// Runs `order` one safe-point segment at a time, asking the gate before each.
   size_t run_segments(std::span<const uint32_t> order, const isa::Schedule& s, bool& on_lanes_ran);
-  /// The profile of a serial job of which `ran` commands of `order` ran.
-  void serial_profile(isa::Schedule& s, std::span<const uint32_t> order, size_t ran);
+  /// The profile of a serial job of which `ran` commands of the plan's order ran.
+  void serial_profile(const SerialPlan& plan, size_t ran);
   /// A data command (not the command processor's, and the opcode moves or computes data).
   static bool is_data(const isa::CommandTime& t, const npu_cmd& c);
 

@@ -88,15 +88,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
     LaneCommand lc;
     lc.first = static_cast<uint32_t>(lane_regions.size());
     lc.cost = host_cost(c, isa::command_cost(c, cfg));
-    for (const isa::Region& r : regions) {
-      const bool write = (r.access & isa::kWrite) != 0;
-      if (r.space == isa::Space::Sram) {
-        lane_regions.push_back({r.begin, r.end, true, write});
-      } else {  // its host bytes (the one DRAM operand, `dram`): aliases conflict too
-        const auto host = reinterpret_cast<uintptr_t>(dram);
-        lane_regions.push_back({host, host + (r.end - r.begin), false, write});
-      }
-    }
+    host_regions(regions, dram, lane_regions);
     lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
     lane_cmds.push_back(lc);
     lane_timeline.push_back(k);
@@ -106,12 +98,9 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   const std::span<const uint8_t> done =
       lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
         const isa::CommandTime& t = s.timeline[lane_timeline[i]];
-        const kern::SramVersionsScope scope(&sram_versions);
-        run_command(cmds[t.index], sram, lane_dram[i], &job.abort_flag());
         const LaneCommand& lc = lane_cmds[i];
-        for (uint32_t r = lc.first; r < lc.first + lc.count; ++r)
-          if (lane_regions[r].sram && lane_regions[r].write)
-            sram_versions.wrote(lane_regions[r].begin, lane_regions[r].end);
+        execute(cmds[t.index], lane_dram[i],
+                std::span<const LaneRegion>(lane_regions).subspan(lc.first, lc.count));
         return !job.aborted();
       });
   size_t ran = 0, i = 0;

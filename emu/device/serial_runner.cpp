@@ -1,7 +1,8 @@
 // The serial runner: a job on the thread that calls Device::run, the default (issue 9).
 // Because every time is a function of the program alone, the host may execute the commands
 // in any order that respects the edges between them. The schedule comes from
-// isa::replay_to_fault() (the device's rules, single-threaded), and the data commands execute
+// isa::replay_to_fault() (the device's rules, single-threaded; kept per program, serial_plan.h),
+// and the data commands execute
 // one after another in order of (start, end, index), which puts every command after the
 // commands it waits for. A small job costs no thread hand-off at all; a large one (1M cycles,
 // 64 data commands) runs its data commands on two host lanes, each after the earlier commands
@@ -14,6 +15,8 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+
+#include <spdlog/spdlog.h>
 
 #include "device_impl.h"
 #include "npu/isa/opcodes.h"
@@ -33,16 +36,36 @@ bool Device::Impl::is_data(const isa::CommandTime& t, const npu_cmd& c) {
   return t.engine != NPU_ENGINE_CP && isa::find_opcode(c.hdr.opcode)->data;
 }
 
-bool Device::Impl::run_serial() {
-  isa::Schedule s = isa::replay_to_fault(cmds, cfg, fault_model());
+bool Device::Impl::dram_maps() const {
+  for (const isa::DramAccess& d : program->dram)
+    if (d.end > d.begin && mmu->translate(d.begin, d.end - d.begin, d.access) == nullptr)
+      return false;
+  return true;
+}
+
+std::shared_ptr<const SerialPlan> Device::Impl::serial_plan(bool& reused) {
+  const uint64_t id = program->validated ? program->id : 0;
+  reused = false;
+  if (id != 0) {
+    if (std::shared_ptr<const SerialPlan> kept = plans.find(id, base); kept && dram_maps()) {
+      reused = true;
+      return kept;
+    }
+  }
+
+  auto plan = std::make_shared<SerialPlan>();
+  plan->schedule = isa::replay_to_fault(cmds, cfg, fault_model());
+  const isa::Schedule& s = plan->schedule;
   // Complete: no fault, and every command up to END ran (the timeline is by index).
-  if (s.fault || s.timeline.empty() || s.timeline.back().opcode != NPU_OP_END ||
-      s.timeline.back().engine != NPU_ENGINE_CP || s.timeline.size() != s.timeline.back().index + 1)
-    return false;
+  plan->runnable = !s.fault && !s.timeline.empty() && s.timeline.back().opcode == NPU_OP_END &&
+                   s.timeline.back().engine == NPU_ENGINE_CP &&
+                   s.timeline.size() == s.timeline.back().index + 1;
+  if (!plan->runnable) return plan;
 
   // Causal order: a command that waits for another (same engine, a semaphore, a FENCE) starts
   // at or after its end, so (start, end, index) orders every such pair.
-  std::vector<uint32_t> order(s.timeline.size());
+  std::vector<uint32_t>& order = plan->order;
+  order.resize(s.timeline.size());
   for (uint32_t k = 0; k < order.size(); ++k) order[k] = k;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     const isa::CommandTime& x = s.timeline[a];
@@ -52,10 +75,32 @@ bool Device::Impl::run_serial() {
     return x.index < y.index;
   });
 
+  JobProfile& p = plan->complete;
+  p.cycles = s.cycles;
+  for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
+    p.busy_cycles[e] = s.busy[e];
+    p.commands[e] = s.commands[e];
+  }
+  p.semaphore_stall_cycles = s.stall;
+  add_timeline(p, s.timeline);
+  if (id != 0) plans.keep(id, base, plan);
+  return plan;
+}
+
+bool Device::Impl::run_serial() {
+  bool reused = false;
+  const std::shared_ptr<const SerialPlan> held = serial_plan(reused);
+  if (!held->runnable) return false;
+  const SerialPlan& plan = *held;
+  const std::span<const uint32_t> order = plan.order;
+
   result = JobResult{};
+  result.plan_reused = reused;
   chosen_key.reset();
+  load_memo.clear();
   const auto t0 = std::chrono::steady_clock::now();
   bool on_lanes_ran = false;
+  const isa::Schedule& s = plan.schedule;
   const size_t ran =
       gate ? run_segments(order, s, on_lanes_ran) : run_range(order, s, on_lanes_ran);
 
@@ -67,7 +112,12 @@ bool Device::Impl::run_serial() {
                     static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                               std::chrono::steady_clock::now() - t0)
                                               .count()));
-  serial_profile(s, order, ran);
+  serial_profile(plan, ran);
+  result.loads_skipped = load_memo.skipped_loads();
+  result.load_bytes_skipped = load_memo.skipped_bytes();
+  if (result.loads_skipped != 0)
+    device_log().debug("{} DMA loads ({} bytes) not copied: SRAM held their bytes",
+                       result.loads_skipped, result.load_bytes_skipped);
   result.fault = job.result_fault();
   result.status = result.fault.kind == DRM_NPU_FAULT_NONE ? DRM_NPU_JOB_OK : DRM_NPU_JOB_ERROR;
   return true;
@@ -86,7 +136,7 @@ size_t Device::Impl::run_range(std::span<const uint32_t> range, const isa::Sched
     const isa::CommandTime& t = s.timeline[k];
     const npu_cmd& c = cmds[t.index];
     if (is_data(t, c)) {
-      run_data_command(t.engine, t.index, c, t.start, regions);
+      run_serial_command(t.engine, t.index, c, t.start, regions);
       if (job.aborted()) break;  // cancelled mid-command: it did not complete
     }
     ++n;
@@ -115,40 +165,36 @@ size_t Device::Impl::run_segments(std::span<const uint32_t> order, const isa::Sc
   return ran;
 }
 
-void Device::Impl::serial_profile(isa::Schedule& s, std::span<const uint32_t> order, size_t ran) {
+void Device::Impl::serial_profile(const SerialPlan& plan, size_t ran) {
   JobProfile& p = result.profile;
+  const isa::Schedule& s = plan.schedule;
   const std::optional<uint32_t> stop = gate ? gate->stopped_at() : std::nullopt;
-  if (ran == order.size() && !stop) {
-    p.cycles = s.cycles;
-    for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
-      p.busy_cycles[e] = s.busy[e];
-      p.commands[e] = s.commands[e];
-    }
-    p.semaphore_stall_cycles = s.stall;
-  } else {  // stopped at a safe point, or reset mid-job: the profile of the commands that ran
-    std::vector<isa::CommandTime> kept;
-    if (stop && !job.aborted()) {  // the commands up to the safe point, which ends the part
-      kept.assign(s.timeline.begin(), s.timeline.begin() + *stop + 1);
-      p.cycles = s.timeline[*stop].end;
-      result.resume_at = *stop + 1;
-    } else {
-      p.cycles = ran ? s.timeline[order[ran - 1]].end : 0;
-      for (size_t r = 0; r < ran; ++r) kept.push_back(s.timeline[order[r]]);
-      std::sort(kept.begin(), kept.end(),
-                [](const auto& a, const auto& b) { return a.index < b.index; });
-    }
-    p.busy_cycles[NPU_ENGINE_CP] = uint64_t{cfg.cp_cycles_per_cmd} * kept.size();
-    s.timeline = std::move(kept);
-    for (const isa::CommandTime& t : s.timeline) {
-      if (t.opcode == NPU_OP_SEM_WAIT) {
-        p.semaphore_stall_cycles += t.end - t.start;
-      } else if (t.opcode != NPU_OP_FENCE) {
-        p.busy_cycles[t.engine] += t.end - t.start;
-      }
-      if (t.engine != NPU_ENGINE_CP || t.opcode != NPU_OP_END) ++p.commands[t.engine];
-    }
+  if (ran == plan.order.size() && !stop) {
+    p = plan.complete;
+    return;
   }
-  add_timeline(p, s.timeline);
+  // Stopped at a safe point, or reset mid-job: the profile of the commands that ran.
+  std::vector<isa::CommandTime> kept;
+  if (stop && !job.aborted()) {  // the commands up to the safe point, which ends the part
+    kept.assign(s.timeline.begin(), s.timeline.begin() + *stop + 1);
+    p.cycles = s.timeline[*stop].end;
+    result.resume_at = *stop + 1;
+  } else {
+    p.cycles = ran ? s.timeline[plan.order[ran - 1]].end : 0;
+    for (size_t r = 0; r < ran; ++r) kept.push_back(s.timeline[plan.order[r]]);
+    std::sort(kept.begin(), kept.end(),
+              [](const auto& a, const auto& b) { return a.index < b.index; });
+  }
+  p.busy_cycles[NPU_ENGINE_CP] = uint64_t{cfg.cp_cycles_per_cmd} * kept.size();
+  for (const isa::CommandTime& t : kept) {
+    if (t.opcode == NPU_OP_SEM_WAIT) {
+      p.semaphore_stall_cycles += t.end - t.start;
+    } else if (t.opcode != NPU_OP_FENCE) {
+      p.busy_cycles[t.engine] += t.end - t.start;
+    }
+    if (t.engine != NPU_ENGINE_CP || t.opcode != NPU_OP_END) ++p.commands[t.engine];
+  }
+  add_timeline(p, kept);
 }
 
 }  // namespace npu::emu

@@ -100,6 +100,13 @@ struct JobResult {
   /// run() again with JobOptions::begin = resume_at to finish it. `profile` then covers the
   /// commands from `begin` up to and including the safe point, and `cycles` ends there.
   uint32_t resume_at = 0;
+  /// Host work the emulator saved, not the device's behaviour: DMA loads of a serial job that
+  /// were not copied because SRAM already held their bytes (emu/device/load_memo.h).
+  uint64_t loads_skipped = 0;
+  uint64_t load_bytes_skipped = 0;
+  /// The job ran serially on the schedule kept from an earlier job of the same program
+  /// (isa::Program::id, emu/device/serial_plan.h) instead of replaying it.
+  bool plan_reused = false;
 };
 
 class Device {

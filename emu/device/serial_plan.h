@@ -1,0 +1,59 @@
+// SerialPlan: what running a job serially needs that follows from its program (from the command
+// it starts at) and the device config alone: the virtual-time schedule of isa::replay_to_fault(),
+// the causal order the data commands execute in, and the profile of a run of every command. A
+// model submits the same command buffers for every inference, and the kernel driver hands the
+// device the same program for the same bytes (isa::Program::id, emu/kmd/program_cache.h), so
+// SerialPlans keeps the plans of the programs run last and a job of a known program skips the
+// replay and the sort (8,872 commands per ResNet-18 int8 inference: 6% of its host time).
+//
+// The replay also checks each DRAM operand against the job's Mmu, which is the job's, not the
+// program's: a kept plan is used only when every DRAM range of the program maps in this job's
+// Mmu with its access (then that replay's answer is the first one's); otherwise the plan is
+// made again and finds the fault.
+//
+// Threading: a plan is immutable once made and read by run()'s thread and the lanes; SerialPlans
+// is used under the device's run lock only. Lifetime: shared; a run holds its plan while it uses
+// it, and SerialPlans keeps at most kEntries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <vector>
+
+#include "npu/emu/device.h"
+#include "npu/isa/schedule.h"
+
+namespace npu::emu {
+
+struct SerialPlan {
+  /// The replay reached END with every command before it and no fault: the job can run serially.
+  bool runnable = false;
+  isa::Schedule schedule;       // timeline by command index (from the run's first command)
+  std::vector<uint32_t> order;  // timeline entries in causal order: (start, end, index)
+  JobProfile complete;          // the profile of a run of every command
+};
+
+class SerialPlans {
+ public:
+  static constexpr size_t kEntries = 8;
+
+  /// The plan kept for program `id` run from command `begin`, or nullptr.
+  std::shared_ptr<const SerialPlan> find(uint64_t id, uint32_t begin);
+  /// Keeps `plan` (most recently used first; the oldest goes beyond kEntries).
+  void keep(uint64_t id, uint32_t begin, std::shared_ptr<const SerialPlan> plan);
+  /// Plans kept so far, for tests.
+  uint64_t kept() const { return kept_; }
+
+ private:
+  struct Entry {
+    uint64_t id;
+    uint32_t begin;
+    std::shared_ptr<const SerialPlan> plan;
+  };
+  std::list<Entry> entries_;
+  uint64_t kept_ = 0;
+};
+
+}  // namespace npu::emu

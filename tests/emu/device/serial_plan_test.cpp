@@ -1,0 +1,85 @@
+// Serial plans kept per program (emu/device/serial_plan.h): a program with an id (as the kernel
+// driver's program cache hands them out) runs from the plan of its first run with the same
+// bytes, cycles and profile as a program without one; a kept plan is not used for a job whose
+// Mmu does not map the program's DRAM, which faults exactly as a program without an id does.
+#include "device_fixture.h"
+#include "npu/isa/builder.h"
+#include "npu/isa/validate.h"
+
+namespace npu::emu::testing {
+namespace {
+
+/// load x -> SRAM 0, then store SRAM 0 -> d, validated as the kernel driver validates.
+isa::Program copy_program(uint64_t x, uint64_t d, const isa::DeviceConfig& cfg) {
+  isa::CommandBufferBuilder b;
+  b.add(dma(NPU_OP_DMA_LOAD, x, 0, 4096));
+  b.add(sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0));
+  b.add(sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0));
+  b.add(dma(NPU_OP_DMA_STORE, d, 0, 4096));
+  auto p = isa::validate(b.finish(), cfg);
+  EXPECT_TRUE(p.has_value()) << p.error().message;
+  return p.has_value() ? std::move(*p) : isa::Program{};
+}
+
+void expect_same(const JobResult& a, const JobResult& b) {
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.fault.kind, b.fault.kind);
+  EXPECT_EQ(a.fault.cmd_index, b.fault.cmd_index);
+  EXPECT_EQ(a.profile.cycles, b.profile.cycles);
+  EXPECT_EQ(a.profile.dma_bytes_in, b.profile.dma_bytes_in);
+  EXPECT_EQ(a.profile.dma_bytes_out, b.profile.dma_bytes_out);
+  ASSERT_EQ(a.profile.timeline.size(), b.profile.timeline.size());
+  for (size_t i = 0; i < a.profile.timeline.size(); ++i) {
+    EXPECT_EQ(a.profile.timeline[i].cmd_index, b.profile.timeline[i].cmd_index);
+    EXPECT_EQ(a.profile.timeline[i].start_cycle, b.profile.timeline[i].start_cycle);
+    EXPECT_EQ(a.profile.timeline[i].end_cycle, b.profile.timeline[i].end_cycle);
+  }
+}
+
+TEST(SerialPlan, AKeptPlanRunsAsAFreshOne) {
+  const isa::DeviceConfig cfg = small_config();
+  Device dev(cfg);
+  Dram dram;
+  const uint64_t x = dram.add(4096), d = dram.add(4096);
+  const isa::Program fresh = copy_program(x, d, cfg);
+  isa::Program kept = fresh;
+  kept.id = 1001;
+  const JobResult reference = dev.run(fresh, dram.mmu);
+  ASSERT_EQ(reference.status, DRM_NPU_JOB_OK);
+  EXPECT_FALSE(dev.run(fresh, dram.mmu).plan_reused);  // no id: planned every time
+  for (unsigned run = 0; run < 3; ++run) {
+    SCOPED_TRACE(run);
+    for (size_t i = 0; i < 4096; ++i) dram.at(0)[i] = std::byte((i * 13 + run) & 0xff);
+    const JobResult r = dev.run(kept, dram.mmu);
+    EXPECT_EQ(r.plan_reused, run > 0);
+    expect_same(r, reference);
+    EXPECT_EQ(dram.at(1), dram.at(0));
+  }
+}
+
+TEST(SerialPlan, AJobWhoseMmuDoesNotMapTheProgramFaultsAsWithoutAPlan) {
+  const isa::DeviceConfig cfg = small_config();
+  Device dev(cfg);
+  Dram good, read_only;  // the same addresses; in the second, d cannot be written
+  const uint64_t x = good.add(4096), d = good.add(4096);
+  read_only.add(4096);
+  read_only.add(4096, isa::kRead);
+  const isa::Program fresh = copy_program(x, d, cfg);
+  isa::Program kept = fresh;
+  kept.id = 1002;
+  ASSERT_EQ(dev.run(kept, good.mmu).status, DRM_NPU_JOB_OK);  // its plan is kept
+
+  const JobResult reference = dev.run(fresh, read_only.mmu);
+  ASSERT_EQ(reference.status, DRM_NPU_JOB_ERROR);
+  EXPECT_EQ(reference.fault.kind, DRM_NPU_FAULT_MMU);
+  const JobResult r = dev.run(kept, read_only.mmu);
+  EXPECT_FALSE(r.plan_reused);
+  expect_same(r, reference);
+  // And the plan still serves the good Mmu.
+  const JobResult again = dev.run(kept, good.mmu);
+  EXPECT_EQ(again.status, DRM_NPU_JOB_OK);
+  EXPECT_TRUE(again.plan_reused);
+}
+
+}  // namespace
+}  // namespace npu::emu::testing
