@@ -21,12 +21,20 @@ LaneChoice::Job& LaneChoice::find(uint64_t key) {
   return *oldest;
 }
 
+uint64_t LaneChoice::Job::median(int w) const {
+  const uint32_t n = std::min<uint32_t>(runs[w] - 1, 3);
+  uint64_t t[3] = {last[w][0], last[w][1], last[w][2]};
+  std::sort(t, t + n);
+  return t[(n - 1) / 2];  // of two, the lower: a slowed run is the likelier error
+}
+
 bool LaneChoice::lanes(uint64_t key) {
   Job& j = find(key);
-  // Each way twice first (the first run of a job also pays its page faults), lanes first.
-  if (j.runs[1] < 2 && j.runs[1] <= j.runs[0]) return true;
-  if (j.runs[0] < 2) return false;
-  const bool best = j.avg[1] <= j.avg[0];
+  if (j.runs[1] < kFirstRuns && j.runs[1] <= j.runs[0]) return true;
+  if (j.runs[0] < kFirstRuns) return false;
+  // Lanes unless one thread is clearly faster: within a fifth, the difference is as likely
+  // a neighbour's noise, and on a free second core the lanes are the faster way.
+  const bool best = j.median(1) * 5 <= j.median(0) * 6;
   if (++j.since_probe >= kProbeEvery) {
     j.since_probe = 0;
     return !best;
@@ -37,9 +45,8 @@ bool LaneChoice::lanes(uint64_t key) {
 void LaneChoice::ran(uint64_t key, bool on_lanes, uint64_t ns) {
   Job& j = find(key);
   const int w = on_lanes ? 1 : 0;
-  const auto t = static_cast<double>(ns);
-  // The second run replaces the first (a cold one); later runs move the average halfway.
-  j.avg[w] = j.runs[w] < 2 ? t : (j.avg[w] + t) / 2;
+  // The first run of each way is not counted; the others fill a ring of three.
+  if (j.runs[w] > 0) j.last[w][(j.runs[w] - 1) % 3] = ns;
   ++j.runs[w];
 }
 

@@ -3,10 +3,15 @@
 // runs the same job on every inference). Two lanes pay when the second core is free: an idle
 // machine runs ResNet-18 on them about 1.5 times faster. When another process holds that core
 // the lanes take turns on one, hand-offs and spinning included, and were up to twice as slow
-// as one thread (ResNet-18 int8 at load 3.5: 26 ms against 14 ms per inference). Each way is
-// timed at least twice per job, then the faster one (a moving average of its times) runs, the
-// other being tried again every kProbeEvery runs, so a machine whose load changes is followed.
-// Results and cycles do not depend on the choice (the lanes end as the serial order does).
+// as one thread (ResNet-18 int8 at load 3.5: 26 ms against 14 ms per inference). Each way runs
+// three times per job first, alternating, lanes first; the first run of each way is not counted
+// (it pays the job's first page faults and packing). Then the way with the lower median of its
+// last three times runs (the lanes unless one thread is faster by more than a fifth), the other
+// being tried again every kProbeEvery runs, so a machine whose load changes is followed. A median,
+// not an average: on a shared virtual machine one run in a few is slowed by a neighbour, and an
+// average of two runs (the earlier rule) then picked one thread for ResNet-50 fp32 (115 ms per
+// inference against 82 ms on the lanes). Results and cycles do not depend on the choice (the lanes
+// end as the serial order does).
 //
 // Threading: used by one thread at a time (the device's run lock). Lifetime: owned by the
 // device; it remembers the last kJobs jobs.
@@ -20,7 +25,8 @@ namespace npu::emu {
 
 class LaneChoice {
  public:
-  static constexpr uint32_t kProbeEvery = 16;
+  static constexpr uint32_t kProbeEvery = 8;
+  static constexpr uint32_t kFirstRuns = 3;  // of each way, before the first choice
   static constexpr size_t kJobs = 8;
 
   /// Whether job `key` (anything that tells jobs apart: its modeled cycles and command count)
@@ -33,9 +39,11 @@ class LaneChoice {
   struct Job {
     uint64_t key = 0;
     uint64_t last_use = 0;
-    double avg[2] = {0, 0};  // [0]: one thread, [1]: two lanes
-    uint32_t runs[2] = {0, 0};
+    uint64_t last[2][3] = {};   // [0]: one thread, [1]: two lanes; the last three counted times
+    uint32_t runs[2] = {0, 0};  // runs of each way, the uncounted first one included
     uint32_t since_probe = 0;
+    /// The median of way w's counted times (of those there are, up to three; of two, the lower).
+    uint64_t median(int w) const;
   };
   Job& find(uint64_t key);
 
