@@ -107,11 +107,14 @@ bool Device::Impl::run_serial() {
   const std::optional<uint32_t> stop = gate ? gate->stopped_at() : std::nullopt;
   // A part stopped at a safe point ran only some of the commands: its time says nothing
   // about which way runs the whole job faster.
-  if (chosen_key && ran == order.size() && !job.aborted() && !stop)
-    lane_choice.ran(*chosen_key, on_lanes_ran,
-                    static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                              std::chrono::steady_clock::now() - t0)
-                                              .count()));
+  if (chosen_key && ran == order.size() && !job.aborted() && !stop) {
+    const auto ns = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count());
+    lane_choice.ran(*chosen_key, on_lanes_ran, ns);
+    device_log().debug("job of {} cycles: {}, {:.2f} ms", s.cycles,
+                       on_lanes_ran ? "two lanes" : "one thread", double(ns) / 1e6);
+  }
   serial_profile(plan, ran);
   result.loads_skipped = load_memo.skipped_loads();
   result.load_bytes_skipped = load_memo.skipped_bytes();
