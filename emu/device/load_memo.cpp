@@ -63,6 +63,9 @@ bool LoadMemo::skip(const npu_cmd& c, std::span<const LaneRegion> regions,
 void LoadMemo::ran(const npu_cmd& c, std::span<const LaneRegion> regions, uint64_t version) {
   const Load l = as_load(c, regions);
   if (!memo_enabled()) return;
+  bool writes_dram = false;
+  for (const LaneRegion& r : regions) writes_dram |= !r.sram && r.write;
+  if (l.dst == nullptr && !writes_dram) return;  // most commands: nothing to note, no lock
   std::lock_guard lk(mu_);
   for (const LaneRegion& r : regions)
     if (!r.sram && r.write) dram_writes_.emplace_back(r.begin, r.end);
