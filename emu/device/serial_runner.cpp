@@ -1,16 +1,16 @@
 // The serial runner: a job on the thread that calls Device::run, the default (issue 9).
 // Because every time is a function of the program alone, the host may execute the commands
 // in any order that respects the edges between them. The schedule comes from
-// isa::replay_to_fault() (the device's rules, single-threaded; kept per program, serial_plan.h),
-// and the data commands execute
-// one after another in order of (start, end, index), which puts every command after the
-// commands it waits for. A small job costs no thread hand-off at all; a large one (1M cycles,
-// 64 data commands) runs its data commands on two host lanes, each after the earlier commands
-// it conflicts with (lane_dispatch.cpp, lanes.h); the matrix kernels may also share a GEMM with
-// a worker thread (emu/kernels/parallel.h). A job the replay finds faulting or unable to
-// finish runs on the engine threads instead (engine_threads.cpp), which raise the fault (or
-// hang until the watchdog) as the device does; so do jobs under the synchronization checker or
-// with a before_command hook, and every job of a device configured with "engine_threads"
+// isa::replay_to_fault() (the device's rules, single-threaded; kept per program,
+// serial_plan.h), and the data commands execute one after another in order of (start, end,
+// index), which puts every command after the commands it waits for. A small job costs no
+// thread hand-off at all; a large one (1M cycles, 64 data commands) runs its data commands on
+// two host lanes, each after the earlier commands it conflicts with (lane_dispatch.cpp,
+// lanes.h); the matrix kernels may also share a GEMM with a worker thread
+// (emu/kernels/parallel.h). A job the replay finds faulting or unable to finish runs on the
+// engine threads instead (engine_threads.cpp), which raise the fault (or hang until the
+// watchdog) as the device does; so do jobs under the synchronization checker or with a
+// before_command hook, and every job of a device configured with "engine_threads"
 // (Device::run decides).
 #include <algorithm>
 #include <chrono>
