@@ -1,4 +1,5 @@
 // SUBMIT argument checks (one test per documented errno) and sequence numbers.
+#include <cstring>
 #include <string>
 
 #include "kmd_fixture.h"
@@ -41,6 +42,40 @@ TEST_F(KmdSubmit, SucceedsAndCountsSeqnosPerContext) {
   EXPECT_EQ(w.status, DRM_NPU_JOB_OK);
   EXPECT_EQ(c.wait(other, s3, deadline_ms(5000), &w), 0);
   EXPECT_EQ(c.ctx_state(ctx).last_submitted, 2u);
+}
+
+// The driver reuses the validated program of equal command-buffer bytes (program_cache.h):
+// a buffer rewritten in place between submits runs its new commands, and the old bytes,
+// written back, their old ones.
+TEST_F(KmdSubmit, ACommandBufferRewrittenInPlaceRunsItsNewCommands) {
+  const BoHandle dst2 = c.bo(4096);
+  std::byte* in = c.map(src);
+  std::byte* out = c.map(dst);
+  std::byte* out2 = c.map(dst2);
+  ASSERT_TRUE(in != nullptr && out != nullptr && out2 != nullptr);
+  std::byte* cmd_bytes = c.map(cmd);
+  ASSERT_NE(cmd_bytes, nullptr);
+  const std::vector<std::byte> to_dst2 = copy_job(src.va, dst2.va, 256);
+  ASSERT_EQ(to_dst2.size(), job.size());
+  const std::vector<drm_npu_bo_ref> refs = {ref(cmd, kR), ref(src, kR), ref(dst, kW),
+                                            ref(dst2, kW)};
+  for (int round = 0; round < 2; ++round) {
+    for (const bool second : {false, true}) {
+      SCOPED_TRACE(second ? "to dst2" : "to dst");
+      std::memcpy(cmd_bytes, (second ? to_dst2 : job).data(), job.size());
+      for (int i = 0; i < 256; ++i) in[i] = std::byte((i * 7 + round * 3 + second) & 0xff);
+      std::memset(out, 0, 256);
+      std::memset(out2, 0, 256);
+      uint64_t seqno = 0;
+      ASSERT_EQ(c.submit(ctx, cmd, job.size(), refs, 0, &seqno), 0);
+      drm_npu_wait w{};
+      ASSERT_EQ(c.wait(ctx, seqno, deadline_ms(5000), &w), 0);
+      ASSERT_EQ(w.status, DRM_NPU_JOB_OK);
+      EXPECT_EQ(std::memcmp(second ? out2 : out, in, 256), 0);
+      const std::vector<std::byte> zeros(256);
+      EXPECT_EQ(std::memcmp(second ? out : out2, zeros.data(), 256), 0);
+    }
+  }
 }
 
 TEST_F(KmdSubmit, BadFlagsIsEinval) {
