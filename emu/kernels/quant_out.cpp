@@ -27,14 +27,14 @@ struct Lanes8 {
   __m512i bz, add, mult, shift, round;  // round: 2^(shift - 1) - 1
 };
 
-/// Outputs j0 .. j0 + count (count <= 8) of one row from sums s (sign-extended to int64) in
-/// the command's variant (QuantOut::Variant):
+/// The outputs of 8 channels of one row from sums s (sign-extended to int64) in the command's
+/// variant (QuantOut::Variant), in 64-bit lanes into `q`:
 /// acc = s - bz * R + add, then round_half_even(acc * mult / 2^shift) + zp, clamped. The
 /// rounding is floor((p + 2^(shift-1) - 1 + odd) / 2^shift) with odd the parity of
-/// floor(p / 2^shift): above half rounds up, below down, a tie to even. False (nothing
-/// written) when kCheck finds an acc outside int32.
+/// floor(p / 2^shift): above half rounds up, below down, a tie to even. False when kCheck finds
+/// an acc of lanes `m` outside int32.
 template <bool kRowSum, bool kCheck, bool kOrdered>
-[[gnu::target(NPU_QOUT512), gnu::always_inline]] inline bool requant8(std::byte* out, __m512i s,
+[[gnu::target(NPU_QOUT512), gnu::always_inline]] inline bool requant8(__m512i& q, __m512i s,
                                                                       __m512i r, const Lanes8& c,
                                                                       __m512i zp, __m512i lo,
                                                                       __m512i hi, __mmask8 m) {
@@ -47,7 +47,7 @@ template <bool kRowSum, bool kCheck, bool kOrdered>
   }
   const __m512i p = _mm512_mul_epi32(v, c.mult);  // exact: both factors in int32
   const __m512i odd = _mm512_and_si512(_mm512_srav_epi64(p, c.shift), _mm512_set1_epi64(1));
-  __m512i q = _mm512_srav_epi64(_mm512_add_epi64(_mm512_add_epi64(p, c.round), odd), c.shift);
+  q = _mm512_srav_epi64(_mm512_add_epi64(_mm512_add_epi64(p, c.round), odd), c.shift);
   q = _mm512_add_epi64(q, zp);
   if constexpr (kOrdered) {
     q = _mm512_min_epi64(_mm512_max_epi64(q, lo), hi);
@@ -55,7 +55,6 @@ template <bool kRowSum, bool kCheck, bool kOrdered>
     const __mmask8 above = _mm512_cmpgt_epi64_mask(q, hi), below = _mm512_cmplt_epi64_mask(q, lo);
     q = _mm512_mask_mov_epi64(_mm512_mask_mov_epi64(q, below, lo), above, hi);
   }
-  _mm512_mask_cvtepi64_storeu_epi8(out, m, q);
   return true;
 }
 
@@ -71,9 +70,10 @@ struct ChannelLanes {
           _mm512_loadu_si512(cl.round + j0)};
 }
 
-/// QuantOut::rows for int32 sums and 8-bit outputs: per group of 8 channels the constants are
-/// loaded once and every row is done with them; a lane group whose acc leaves int32 takes
-/// scalar(r, j, s).
+/// QuantOut::rows for int32 sums and 8-bit outputs: per group of 16 channels (then of 8) the
+/// constants are loaded once and every row is done with them; 16 outputs of a row are stored as
+/// one 16-byte vector (a masked down-converting store of 8 bytes costs about as much as the
+/// arithmetic before it); a lane group whose acc leaves int32 takes scalar(r, j, s).
 template <bool kRowSum, bool kCheck, bool kOrdered, class Scalar>
 [[gnu::target(NPU_QOUT512)]] void rows_avx512(std::byte* out, size_t out_stride, const int32_t* s,
                                               size_t ld, size_t rows, const int64_t* rowsums,
@@ -81,7 +81,39 @@ template <bool kRowSum, bool kCheck, bool kOrdered, class Scalar>
                                               Scalar&& scalar) {
   const __m512i zp = _mm512_set1_epi64(qo.out_zp), lo = _mm512_set1_epi64(qo.lo),
                 hi = _mm512_set1_epi64(qo.hi);
-  for (size_t j0 = 0; j0 < n; j0 += 8) {
+  size_t j0 = 0;
+  for (; j0 + 16 <= n; j0 += 16) {
+    const Lanes8 c0 = load_lanes(cl, j0), c1 = load_lanes(cl, j0 + 8);
+    for (size_t r = 0; r < rows; ++r) {
+      const int32_t* sr = s + r * ld;
+      const __m512i rv = kRowSum ? _mm512_set1_epi64(rowsums[r]) : _mm512_setzero_si512();
+      __m512i q0, q1;
+      const bool ok0 = requant8<kRowSum, kCheck, kOrdered>(
+          q0, _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sr + j0))),
+          rv, c0, zp, lo, hi, 0xff);
+      const bool ok1 = requant8<kRowSum, kCheck, kOrdered>(
+          q1,
+          _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(sr + j0 + 8))),
+          rv, c1, zp, lo, hi, 0xff);
+      std::byte* o = out + r * out_stride + j0;
+      if (ok0 && ok1) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o),
+                         _mm_unpacklo_epi64(_mm512_cvtepi64_epi8(q0), _mm512_cvtepi64_epi8(q1)));
+        continue;
+      }
+      if (ok0) {
+        _mm512_mask_cvtepi64_storeu_epi8(o, 0xff, q0);
+      } else {
+        for (size_t j = j0; j < j0 + 8; ++j) scalar(r, j, int64_t{sr[j]});
+      }
+      if (ok1) {
+        _mm512_mask_cvtepi64_storeu_epi8(o + 8, 0xff, q1);
+      } else {
+        for (size_t j = j0 + 8; j < j0 + 16; ++j) scalar(r, j, int64_t{sr[j]});
+      }
+    }
+  }
+  for (; j0 < n; j0 += 8) {
     const size_t count = std::min<size_t>(8, n - j0);
     const auto m = static_cast<__mmask8>((1u << count) - 1);
     const Lanes8 c = load_lanes(cl, j0);
@@ -89,8 +121,12 @@ template <bool kRowSum, bool kCheck, bool kOrdered, class Scalar>
       const int32_t* sr = s + r * ld;
       const __m512i sv = _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(m, sr + j0));
       const __m512i rv = kRowSum ? _mm512_set1_epi64(rowsums[r]) : _mm512_setzero_si512();
-      if (!requant8<kRowSum, kCheck, kOrdered>(out + r * out_stride + j0, sv, rv, c, zp, lo, hi, m))
+      __m512i q;
+      if (requant8<kRowSum, kCheck, kOrdered>(q, sv, rv, c, zp, lo, hi, m)) {
+        _mm512_mask_cvtepi64_storeu_epi8(out + r * out_stride + j0, m, q);
+      } else {
         for (size_t j = j0; j < j0 + count; ++j) scalar(r, j, int64_t{sr[j]});
+      }
     }
   }
 }
