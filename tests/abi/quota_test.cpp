@@ -94,7 +94,8 @@ TEST(AbiQuota, BoMemoryPastTheLimitIsEdquot) {
 // jobs retire and SUBMIT works again. The hung job holds the device only until the node's
 // watchdog resets it (300 ms on the CTS config): an attempt counts only if it was still hung
 // when every check was done, else the queue drained under the test (a slow node: a sanitizer
-// build through the daemon) and it tries again.
+// build through the daemon) and it tries again, with a new blocking context (the reset banned
+// the old one: its SUBMITs are ECANCELED).
 TEST(AbiQuota, JobsPastTheLimitAreEdquot) {
   NPU_ABI_REQUIRE(1, 4, DRM_NPU_CAP_QUOTAS);
   NPU_ABI_REQUIRE_HANG();
@@ -105,7 +106,6 @@ TEST(AbiQuota, JobsPastTheLimitAreEdquot) {
                  << " is too large";
   }
   const bool rt = (q.flags & DRM_NPU_QUOTA_REALTIME) != 0;
-  const uint32_t blocker = f.ctx(rt ? DRM_NPU_PRIORITY_REALTIME : DRM_NPU_PRIORITY_HIGH);
   const auto hung = hung_job();
   const Bo h = f.upload(hung);
   const auto empty = empty_job();
@@ -113,6 +113,8 @@ TEST(AbiQuota, JobsPastTheLimitAreEdquot) {
   std::vector<uint32_t> ctxs;  // reused by the attempts: the file's context quota is finite
   constexpr int kAttempts = 4;
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    // A context of its own each time: the watchdog bans the context of the job it resets.
+    const uint32_t blocker = f.ctx(rt ? DRM_NPU_PRIORITY_REALTIME : DRM_NPU_PRIORITY_HIGH);
     uint64_t blocker_seqno = 0;
     ASSERT_EQ(f.submit(blocker, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION,
                        &blocker_seqno),
