@@ -57,13 +57,18 @@ void Device::Impl::execute(const npu_cmd& c, std::byte* dram, std::span<const La
   load_memo.ran(c, regions, version);
 }
 
+bool Device::Impl::operands_or_raise(uint32_t engine, uint32_t index, const npu_cmd& c,
+                                     uint64_t start, std::vector<isa::Region>& regions,
+                                     std::byte*& dram) {
+  const std::optional<OperandFault> f = check_operands(c, regions, dram);
+  if (f) raise(f->kind, engine, index, f->address, start);
+  return !f;
+}
+
 bool Device::Impl::run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c,
                                     uint64_t start, std::vector<isa::Region>& regions) {
   std::byte* dram = nullptr;
-  if (const std::optional<OperandFault> f = check_operands(c, regions, dram)) {
-    raise(f->kind, engine, index, f->address, start);
-    return false;
-  }
+  if (!operands_or_raise(engine, index, c, start, regions, dram)) return false;
   const kern::SramVersionsScope scope(&sram_versions);
   if (racecheck) {  // one data command at a time: a racy buffer races on no host memory
     std::lock_guard lk(data_mu);
@@ -80,10 +85,7 @@ bool Device::Impl::run_data_command(uint32_t engine, uint32_t index, const npu_c
 bool Device::Impl::run_serial_command(uint32_t engine, uint32_t index, const npu_cmd& c,
                                       uint64_t start, std::vector<isa::Region>& regions) {
   std::byte* dram = nullptr;
-  if (const std::optional<OperandFault> f = check_operands(c, regions, dram)) {
-    raise(f->kind, engine, index, f->address, start);
-    return false;
-  }
+  if (!operands_or_raise(engine, index, c, start, regions, dram)) return false;
   serial_regions.clear();
   host_regions(regions, dram, serial_regions);
   execute(c, dram, serial_regions);

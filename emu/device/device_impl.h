@@ -195,6 +195,10 @@ struct Device::Impl {
   /// its DRAM operand's host address (if any) into `dram`; the fault when one fails.
   std::optional<OperandFault> check_operands(const npu_cmd& c, std::vector<isa::Region>& regions,
                                              std::byte*& dram) const;
+  /// check_operands(); when one fails, raises its fault on `engine` at command `index`, `start`,
+  /// and returns false.
+  bool operands_or_raise(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
+                         std::vector<isa::Region>& regions, std::byte*& dram);
   /// Checks a data command's operands against SRAM and the MMU, then executes it (the engine
   /// threads: every command runs).
   bool run_data_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
@@ -231,6 +235,9 @@ struct Device::Impl {
   isa::FaultModel fault_model() const;
   /// Appends a replayed timeline to `p` with what it implies (FENCE interrupts, MACs, ...).
   void add_timeline(JobProfile& p, std::span<const isa::CommandTime> timeline) const;
+  /// Sets `p` to what replayed schedule `s` says: cycles, per-engine busy cycles and commands,
+  /// semaphore stalls, and its timeline (add_timeline).
+  void add_schedule(JobProfile& p, const isa::Schedule& s) const;
   /// The fault and profile of a faulted job, from isa::replay_to_fault().
   void account_fault();
   /// Names the command a watchdog reset blames (the oldest wait the program never satisfies).

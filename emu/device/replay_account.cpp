@@ -25,6 +25,16 @@ isa::FaultModel Device::Impl::fault_model() const {
   return model;
 }
 
+void Device::Impl::add_schedule(JobProfile& p, const isa::Schedule& s) const {
+  p.cycles = s.cycles;
+  for (uint32_t k = 0; k < NPU_NUM_ENGINES; ++k) {
+    p.busy_cycles[k] = s.busy[k];
+    p.commands[k] = s.commands[k];
+  }
+  p.semaphore_stall_cycles = s.stall;
+  add_timeline(p, s.timeline);
+}
+
 /// Appends a replayed timeline to `p` with what it implies: FENCE interrupts, MACs, vector
 /// elements and DMA bytes (the statistics the engines gather when they run the commands).
 void Device::Impl::add_timeline(JobProfile& p, std::span<const isa::CommandTime> timeline) const {
@@ -60,13 +70,7 @@ void Device::Impl::account_fault() {
   RaceReport hazards = std::move(p.race);
   p = JobProfile{};
   p.race = std::move(hazards);
-  p.cycles = s.cycles;
-  for (uint32_t k = 0; k < NPU_NUM_ENGINES; ++k) {
-    p.busy_cycles[k] = s.busy[k];
-    p.commands[k] = s.commands[k];
-  }
-  p.semaphore_stall_cycles = s.stall;
-  add_timeline(p, s.timeline);
+  add_schedule(p, s);
 }
 
 /// Names the command a watchdog reset blames: in a job that hangs, the oldest wait that is

@@ -14,7 +14,6 @@ std::shared_ptr<const SerialPlan> SerialPlans::find(uint64_t id, uint32_t begin)
 
 void SerialPlans::keep(uint64_t id, uint32_t begin, std::shared_ptr<const SerialPlan> plan) {
   entries_.push_front({id, begin, std::move(plan)});
-  ++kept_;
   if (entries_.size() > kEntries) entries_.pop_back();
 }
 

@@ -43,8 +43,6 @@ class SerialPlans {
   std::shared_ptr<const SerialPlan> find(uint64_t id, uint32_t begin);
   /// Keeps `plan` (most recently used first; the oldest goes beyond kEntries).
   void keep(uint64_t id, uint32_t begin, std::shared_ptr<const SerialPlan> plan);
-  /// Plans kept so far, for tests.
-  uint64_t kept() const { return kept_; }
 
  private:
   struct Entry {
@@ -53,7 +51,6 @@ class SerialPlans {
     std::shared_ptr<const SerialPlan> plan;
   };
   std::list<Entry> entries_;
-  uint64_t kept_ = 0;
 };
 
 }  // namespace npu::emu

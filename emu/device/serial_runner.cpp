@@ -75,14 +75,7 @@ std::shared_ptr<const SerialPlan> Device::Impl::serial_plan(bool& reused) {
     return x.index < y.index;
   });
 
-  JobProfile& p = plan->complete;
-  p.cycles = s.cycles;
-  for (uint32_t e = 0; e < NPU_NUM_ENGINES; ++e) {
-    p.busy_cycles[e] = s.busy[e];
-    p.commands[e] = s.commands[e];
-  }
-  p.semaphore_stall_cycles = s.stall;
-  add_timeline(p, s.timeline);
+  add_schedule(plan->complete, s);
   if (id != 0) plans.keep(id, base, plan);
   return plan;
 }

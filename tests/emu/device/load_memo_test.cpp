@@ -33,6 +33,16 @@ void fill(std::vector<std::byte>& b, unsigned seed) {
   for (size_t i = 0; i < b.size(); ++i) b[i] = std::byte((i * 7 + seed) & 0xff);
 }
 
+/// Buffers X and Y filled with different bytes, and D for a result.
+struct Xyd {
+  Dram dram;
+  uint64_t x = dram.add(4096), y = dram.add(4096), d = dram.add(4096);
+  Xyd() {
+    fill(dram.at(0), 3);
+    fill(dram.at(1), 101);
+  }
+};
+
 class LoadMemo : public ::testing::TestWithParam<HostLanes> {
  protected:
   JobResult run(Device& dev, const isa::Program& p, const Mmu& mmu) {
@@ -61,12 +71,10 @@ TEST_P(LoadMemo, TheSameLoadIntoUnchangedSramIsSkipped) {
 
 TEST_P(LoadMemo, ALoadRunsWhenItsSramWasWrittenSince) {
   Device dev(small_config());
-  Dram dram;
-  const uint64_t x = dram.add(4096), y = dram.add(4096), d = dram.add(4096);
-  fill(dram.at(0), 3);
-  fill(dram.at(1), 101);
+  Xyd b;
+  Dram& dram = b.dram;
   // Y overwrites half of X's slot, then X is loaded again: it must be X's bytes.
-  const auto p = chain({load(x, 0), load(y, 2048, 2048), load(x, 0), store(d, 0)});
+  const auto p = chain({load(b.x, 0), load(b.y, 2048, 2048), load(b.x, 0), store(b.d, 0)});
   const JobResult r = run(dev, p, dram.mmu);
   EXPECT_EQ(r.loads_skipped, 0u);
   EXPECT_EQ(dram.at(2), dram.at(0));
@@ -74,14 +82,12 @@ TEST_P(LoadMemo, ALoadRunsWhenItsSramWasWrittenSince) {
 
 TEST_P(LoadMemo, ALoadRunsWhenItsDramWasWrittenSince) {
   Device dev(small_config());
-  Dram dram;
-  const uint64_t x = dram.add(4096), y = dram.add(4096), d = dram.add(4096);
-  fill(dram.at(0), 3);
-  fill(dram.at(1), 101);
+  Xyd b;
+  Dram& dram = b.dram;
   const std::vector<std::byte> y_bytes = dram.at(1);
   // Y goes to another slot and from there over the middle of X; X is loaded again.
-  const auto p =
-      chain({load(x, 0), load(y, 8192), store(x + 1024, 8192 + 1024, 64), load(x, 0), store(d, 0)});
+  const auto p = chain({load(b.x, 0), load(b.y, 8192), store(b.x + 1024, 8192 + 1024, 64),
+                        load(b.x, 0), store(b.d, 0)});
   const JobResult r = run(dev, p, dram.mmu);
   EXPECT_EQ(r.loads_skipped, 0u);
   EXPECT_EQ(dram.at(2), dram.at(0));
@@ -90,14 +96,13 @@ TEST_P(LoadMemo, ALoadRunsWhenItsDramWasWrittenSince) {
 
 TEST_P(LoadMemo, AWriteThroughAnAliasCounts) {
   Device dev(small_config());
-  Dram dram;
-  const uint64_t x = dram.add(4096), y = dram.add(4096), d = dram.add(4096);
+  Xyd b;
+  Dram& dram = b.dram;
   // A second device address for X's bytes, as a BO mapped twice.
   const uint64_t alias = Dram::kBase + 0x4000'0000ull;
   ASSERT_TRUE(dram.mmu.map({alias, 4096, dram.at(0).data(), isa::kRead | isa::kWrite}));
-  fill(dram.at(0), 3);
-  fill(dram.at(1), 101);
-  const auto p = chain({load(x, 0), load(y, 8192), store(alias, 8192), load(x, 0), store(d, 0)});
+  const auto p =
+      chain({load(b.x, 0), load(b.y, 8192), store(alias, 8192), load(b.x, 0), store(b.d, 0)});
   const JobResult r = run(dev, p, dram.mmu);
   EXPECT_EQ(r.loads_skipped, 0u);
   EXPECT_EQ(dram.at(2), dram.at(1));
