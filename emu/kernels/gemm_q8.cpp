@@ -315,33 +315,25 @@ namespace {
 #ifdef NPU_KERN_X86
 #define NPU_PACK512 "avx512f,avx512bw,avx512vl,avx2,fma"
 
-/// Sum of n bytes (as int8 when `is_signed`, else uint8), by vpsadbw over the bytes as uint8.
-[[gnu::target(NPU_PACK512)]] int64_t byte_sum_avx512(const uint8_t* p, size_t n, bool is_signed) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(is_signed ? 0x80 : 0));
-  __m512i acc = _mm512_setzero_si512();
-  for (size_t i = 0; i < n; i += 64) {
-    const size_t len = std::min<size_t>(64, n - i);
-    const __mmask64 m = len == 64 ? ~__mmask64{0} : (__mmask64{1} << len) - 1;
-    const __m512i x =
-        _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, p + i), flip));
-    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(x, _mm512_setzero_si512()));
-  }
-  const auto u = static_cast<int64_t>(_mm512_reduce_add_epi64(acc));
-  return is_signed ? u - 128 * static_cast<int64_t>(n) : u;  // int8 x was stored as x + 128
-}
-
 /// Panels [panels][taps][kcp / 4][nr][4] from rows (element (j, t * kc + kk) at b[j * ldb + t *
 /// kc + kk]), each byte XORed with `flip`, zero past n and kc: per tap, 16 rows x 16 groups
-/// of 4 bytes are loaded, transposed as 32-bit elements in registers and stored.
+/// of 4 bytes are loaded, transposed as 32-bit elements in registers and stored. With
+/// `colsum`, also each column's sum of its packed values (as int8 when `packed_signed`), from
+/// the same loads (vpsadbw).
 [[gnu::target(NPU_PACK512)]] void pack_rows_avx512(const uint8_t* b, size_t ldb, size_t n,
                                                    size_t taps, size_t kc, size_t kcp, size_t nr,
-                                                   size_t panels, uint8_t flip, std::byte* data) {
+                                                   size_t panels, uint8_t flip, std::byte* data,
+                                                   bool packed_signed, int64_t* colsum) {
   const __m512i fv = _mm512_set1_epi8(static_cast<char>(flip));
+  // vpsadbw sums unsigned bytes: int8 values are summed as x + 128, and 128 per byte removed.
+  const __m512i sv = _mm512_set1_epi8(static_cast<char>(packed_signed ? 0x80 : 0));
   const size_t groups = kcp / 4;
   for (size_t p = 0; p < panels; ++p)
     for (size_t h = 0; h < nr; h += 16) {
       const size_t j0 = p * nr + h;
       const size_t valid = j0 < n ? std::min<size_t>(16, n - j0) : 0;
+      __m512i sums[16];
+      for (__m512i& v : sums) v = _mm512_setzero_si512();
       for (size_t t = 0; t < taps; ++t) {
         auto* out = reinterpret_cast<uint8_t*>(data) + ((p * taps + t) * groups * nr + h) * 4;
         for (size_t g0 = 0; g0 < groups; g0 += 16) {
@@ -356,6 +348,10 @@ namespace {
                           _mm512_xor_si512(
                               _mm512_maskz_loadu_epi8(m, b + (j0 + i) * ldb + t * kc + g0 * 4), fv))
                     : _mm512_setzero_si512();
+            if (colsum != nullptr)
+              sums[i] = _mm512_add_epi64(
+                  sums[i], _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, _mm512_xor_si512(x, sv)),
+                                           _mm512_setzero_si512()));
             r[i] = _mm512_castsi512_ps(x);
           }
           transpose16(r);
@@ -363,6 +359,10 @@ namespace {
           for (size_t gi = 0; gi < steps; ++gi) _mm512_storeu_ps(out + (g0 + gi) * nr * 4, r[gi]);
         }
       }
+      const auto k = static_cast<int64_t>(taps * kc);
+      for (size_t i = 0; i < valid && colsum != nullptr; ++i)
+        colsum[j0 + i] =
+            static_cast<int64_t>(_mm512_reduce_add_epi64(sums[i])) - (packed_signed ? 128 * k : 0);
     }
 }
 #undef NPU_PACK512
@@ -375,12 +375,8 @@ PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, const uint8_t* b, size
     : PackedQ8(kern, l, w_zp) {
 #ifdef NPU_KERN_X86
   if (isa_at_least(Isa::Avx512)) {
-    const auto k = static_cast<int64_t>(l.taps * l.kc);
-    // Stored -> packed moves every value by the zero points' shift.
-    const int64_t shift = flip_ == 0 ? 0 : (l.b_signed ? 128 : -128);
-    for (size_t j = 0; j < l.n && !l.raw; ++j)
-      colsum_[j] = byte_sum_avx512(b + j * ldb, l.taps * l.kc, l.b_signed) + shift * k;
-    pack_rows_avx512(b, ldb, l.n, l.taps, l.kc, kcp_, kern.nr, panels_, flip_, data_.get());
+    pack_rows_avx512(b, ldb, l.n, l.taps, l.kc, kcp_, kern.nr, panels_, flip_, data_.get(),
+                     packed_signed_, l.raw ? nullptr : colsum_.data());
     return;
   }
 #endif
