@@ -124,9 +124,11 @@ struct Device::Impl {
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
-  std::vector<uint32_t> lane_timeline;     // the schedule entry of each lane command
-  std::vector<std::byte*> lane_dram;       // its DRAM operand's host address, if any
-  std::vector<LaneRegion> serial_regions;  // run_serial_command's, kept to reuse its memory
+  std::vector<uint32_t> lane_timeline;       // the schedule entry of each lane command
+  std::vector<std::byte*> lane_dram;         // its DRAM operand's host address, if any
+  const SerialPlan* running_plan = nullptr;  // the plan of the running serial job
+  LaneSchedule fresh_schedule;               // lane_schedule()'s without a plan
+  std::vector<LaneRegion> serial_regions;    // run_serial_command's, kept to reuse its memory
   // The serial plans of the programs run last (serial_plan.h; under run_mu).
   SerialPlans plans;
   // DMA loads of the running serial job whose bytes SRAM already holds (cleared by run()).
@@ -157,7 +159,10 @@ struct Device::Impl {
   static void push(Engine& eng, const QueueItem& item) {
     const uint32_t t = eng.tail.load(std::memory_order_relaxed);
     eng.ring[t & eng.mask] = item;
-    eng.tail.store(t + 1, std::memory_order_release);
+    // A read-modify-write, not a store: notify_one() skips the wake when its load of the
+    // waiter count sees none, and x86 lets that load pass an earlier plain store, so an engine
+    // parking at that moment would sleep on (spin_wait.h).
+    eng.tail.fetch_add(1, std::memory_order_acq_rel);
     eng.tail.notify_one();  // a futex wake only when the engine parked
   }
 
@@ -269,6 +274,10 @@ struct Device::Impl {
   /// Runs the data commands of `order` on two host lanes when the job is worth it; returns how
   /// many commands of `order` ran, or nullopt when nothing ran.
   std::optional<size_t> run_on_lanes(std::span<const uint32_t> order, const isa::Schedule& s);
+  /// The lanes' schedule of lane_cmds and lane_regions, a stretch of the running plan's order
+  /// from timeline entry `first` (kept in the plan); host_ns: where this run is to measure
+  /// each command's host time (the plan's SerialPlan::host_ns), or nullptr.
+  const LaneSchedule& lane_schedule(uint32_t first, uint32_t*& host_ns);
 };
 
 }  // namespace npu::emu

@@ -5,12 +5,15 @@
 // command's operand regions (SRAM ranges and its DRAM operand's host bytes) tell the lanes
 // what it conflicts with, and an estimate of its host time (host_cost) where to run it.
 // Called on run()'s thread only (run_mu held).
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
 
 #include "cpu_isa.h"
 #include "device_impl.h"
+#include "lane_schedule.h"
 #include "npu/emu/kernels.h"
 #include "npu/isa/timing.h"
 
@@ -23,6 +26,9 @@ namespace {
 /// Fashion-MNIST image is 8,743 cycles, the GPT-style decoder 61k, ResNet-18 7.9M).
 constexpr uint64_t kLanesMinCycles = 1'000'000;
 constexpr size_t kLanesMinCommands = 64;
+
+/// Runs of a stretch of commands between two makings of its lane schedule from measured times.
+constexpr uint32_t kRescheduleEvery = 32;
 
 /// An estimate of a data command's host time in nanoseconds, for the lanes' planner: the
 /// kernels' rates on this class of machine (a GEMM tile at kern::matrix_macs_per_ns of its
@@ -87,22 +93,35 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
     if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
     LaneCommand lc;
     lc.first = static_cast<uint32_t>(lane_regions.size());
-    lc.cost = host_cost(c, isa::command_cost(c, cfg));
+    const uint32_t took = running_plan != nullptr ? running_plan->host_ns[k] : 0;
+    lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
     host_regions(regions, dram, lane_regions);
     lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
     lane_cmds.push_back(lc);
     lane_timeline.push_back(k);
     lane_dram.push_back(dram);
   }
-  if (!lanes) lanes = std::make_unique<Lanes>(sram.size());
-  const std::span<const uint8_t> done =
-      lanes->run(lane_cmds, lane_regions, [&](uint32_t i, int /*lane*/) {
+  if (!lanes) lanes = std::make_unique<Lanes>();
+  uint32_t* host_ns = nullptr;  // where this run measures each command's host time
+  const LaneSchedule& schedule = lane_schedule(order.front(), host_ns);
+  const std::span<const uint8_t> done = lanes->run(
+      lane_cmds, lane_regions,
+      [&](uint32_t i, int /*lane*/) {
         const isa::CommandTime& t = s.timeline[lane_timeline[i]];
         const LaneCommand& lc = lane_cmds[i];
+        const auto start = host_ns != nullptr ? std::chrono::steady_clock::now()
+                                              : std::chrono::steady_clock::time_point{};
         execute(cmds[t.index], lane_dram[i],
                 std::span<const LaneRegion>(lane_regions).subspan(lc.first, lc.count));
+        if (host_ns != nullptr) {
+          const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                 std::chrono::steady_clock::now() - start)
+                                 .count();
+          host_ns[lane_timeline[i]] = static_cast<uint32_t>(std::clamp<int64_t>(ns, 1, UINT32_MAX));
+        }
         return !job.aborted();
-      });
+      },
+      &schedule);
   size_t ran = 0, i = 0;
   for (const uint32_t k : order) {
     if (is_data(s.timeline[k], cmds[s.timeline[k].index]) && done[i++] == 0) break;
@@ -110,4 +129,29 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   }
   return ran;
 }
+
+const LaneSchedule& Device::Impl::lane_schedule(uint32_t first, uint32_t*& host_ns) {
+  host_ns = nullptr;
+  if (running_plan == nullptr) {
+    fresh_schedule = schedule_lanes(lane_cmds, lane_regions);
+    return fresh_schedule;
+  }
+  // Kept from the stretch's last run while its regions are the same. The first is made from
+  // the estimates; the second run (warm) measures each command's host time and the third runs
+  // a schedule made from those; then every kRescheduleEvery runs the times are measured again
+  // and the schedule made again, to follow the machine.
+  KeptLaneSchedule& kept = running_plan->lane_schedules[first];
+  const bool changed = kept.regions != lane_regions;
+  if (changed || kept.runs >= (kept.measured ? kRescheduleEvery : 2)) {
+    kept.measured = !changed;
+    kept.schedule = schedule_lanes(lane_cmds, lane_regions);
+    kept.regions = lane_regions;
+    kept.runs = 0;
+  }
+  if (kept.runs + 1 == (kept.measured ? kRescheduleEvery : 2))
+    host_ns = running_plan->host_ns.data();
+  ++kept.runs;
+  return kept.schedule;
+}
+
 }  // namespace npu::emu

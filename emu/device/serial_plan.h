@@ -20,12 +20,22 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
+#include "lane_schedule.h"
 #include "npu/emu/device.h"
 #include "npu/isa/schedule.h"
 
 namespace npu::emu {
+
+/// The lanes' schedule of one stretch of a plan's order, kept for the stretch's next runs.
+struct KeptLaneSchedule {
+  std::vector<LaneRegion> regions;  // what it was made for (DRAM host addresses vary by job)
+  LaneSchedule schedule;
+  uint32_t runs = 0;      // runs since it was made
+  bool measured = false;  // made from measured host times (else from estimates)
+};
 
 struct SerialPlan {
   /// The replay reached END with every command before it and no fault: the job can run serially.
@@ -33,6 +43,14 @@ struct SerialPlan {
   isa::Schedule schedule;       // timeline by command index (from the run's first command)
   std::vector<uint32_t> order;  // timeline entries in causal order: (start, end, index)
   JobProfile complete;          // the profile of a run of every command
+
+  // What the lanes learn from one run of the plan for the next (lane_dispatch.cpp; used under
+  // the device's run lock, host_ns also by the lane that runs the command): each data
+  // command's host time when it last ran on the lanes in nanoseconds (by timeline entry, 0
+  // before), and the schedules of the stretches of the order run on the lanes, by the
+  // stretch's first timeline entry.
+  mutable std::vector<uint32_t> host_ns;
+  mutable std::unordered_map<uint32_t, KeptLaneSchedule> lane_schedules;
 };
 
 class SerialPlans {

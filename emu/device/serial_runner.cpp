@@ -75,6 +75,7 @@ std::shared_ptr<const SerialPlan> Device::Impl::serial_plan(bool& reused) {
     return x.index < y.index;
   });
 
+  plan->host_ns.assign(s.timeline.size(), 0);
   add_schedule(plan->complete, s);
   if (id != 0) plans.keep(id, base, plan);
   return plan;
@@ -86,6 +87,7 @@ bool Device::Impl::run_serial() {
   if (!held->runnable) return false;
   const SerialPlan& plan = *held;
   const std::span<const uint32_t> order = plan.order;
+  running_plan = &plan;
 
   result = JobResult{};
   result.plan_reused = reused;
@@ -108,6 +110,7 @@ bool Device::Impl::run_serial() {
     device_log().debug("job of {} cycles: {}, {:.2f} ms", s.cycles,
                        on_lanes_ran ? "two lanes" : "one thread", double(ns) / 1e6);
   }
+  running_plan = nullptr;
   serial_profile(plan, ran);
   result.loads_skipped = load_memo.skipped_loads();
   result.load_bytes_skipped = load_memo.skipped_bytes();

@@ -149,7 +149,7 @@ class Worker {
     const uint32_t gen = ++gen_;
     done_.store(0, std::memory_order_relaxed);
     word_.store(pack(gen, chunks, 0), std::memory_order_release);
-    posted_.store(gen, std::memory_order_release);
+    posted_.exchange(gen, std::memory_order_acq_rel);  // a RMW before the notify (spin_wait.h)
     posted_.notify_one();
 
     Claims mine;

@@ -147,7 +147,7 @@ LaneMemory lanes_result(Lanes& lanes, const LaneProgram& p, uint32_t seed, bool 
 }
 
 TEST(Lanes, RandomProgramsEndAsTheSerialOrder) {
-  Lanes lanes(kLaneSram);
+  Lanes lanes;
   std::mt19937 rng(7);
   for (uint32_t round = 0; round < 40; ++round) {
     const LaneProgram p = random_program(rng, 50 + round * 10);
@@ -159,7 +159,7 @@ TEST(Lanes, RandomProgramsEndAsTheSerialOrder) {
 }
 
 TEST(Lanes, TiledPipelineUsesBothLanesAndEndsAsTheSerialOrder) {
-  Lanes lanes(kLaneSram);
+  Lanes lanes;
   const LaneProgram p = tiled_program(200);
   const uint64_t before = lanes.lane1_commands();
   for (uint32_t round = 0; round < 5; ++round) {  // ring positions carry across runs
@@ -173,7 +173,7 @@ TEST(Lanes, TiledPipelineUsesBothLanesAndEndsAsTheSerialOrder) {
 }
 
 TEST(Lanes, AStopStartsNoLaterCommandAndReportsWhatRan) {
-  Lanes lanes(kLaneSram);
+  Lanes lanes;
   const LaneProgram p = tiled_program(60);
   LaneMemory m;
   const std::vector<LaneRegion> regions = host_regions(p, m);

@@ -49,8 +49,11 @@ bool spin_until(Ready&& ready, std::chrono::microseconds budget = kSpinBudget) {
 
 /// Waits until ready(): spins (spin_until), then parks on `word` (a futex through
 /// std::atomic::wait), re-checking each time `word` changes. Whoever makes ready() true must
-/// afterwards change `word` (fetch_add) and call word.notify_all() (or notify_one when one
-/// thread waits on it).
+/// afterwards change `word` by a read-modify-write (fetch_add, exchange) and call
+/// word.notify_all() (or notify_one when one thread waits on it). Not a plain store: libstdc++'s
+/// notify skips the futex wake when its load of the waiter count sees no waiter, and x86 lets
+/// that load pass an earlier plain (release) store; a thread parking in between then sleeps
+/// until the next notify (seen as two host lanes parked on each other).
 template <typename Ready>
 void spin_then_wait(const std::atomic<uint32_t>& word, Ready&& ready,
                     std::chrono::microseconds budget = kSpinBudget) {

@@ -1,0 +1,170 @@
+// The lanes' list schedule (lane_schedule.h).
+#include "lane_schedule.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <utility>
+
+namespace npu::emu {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+
+/// What a conflict across the lanes adds to a command's start, in the costs' nanoseconds.
+constexpr uint64_t kHandoff = 10'000;
+
+/// Who touched a byte range last: its last writer (kNone: no command of the run) and the
+/// commands that read it since.
+struct Piece {
+  uint64_t end = 0;
+  uint32_t writer = kNone;
+  std::vector<uint32_t> readers;
+};
+
+/// Disjoint pieces of one address space (SRAM offsets or host addresses), by first byte.
+class AccessMap {
+ public:
+  /// Calls f(piece) for pieces that exactly tile [b, e), made so first (splitting the pieces
+  /// across b and e, filling gaps with untouched pieces).
+  template <class F>
+  void cover(uint64_t b, uint64_t e, F&& f) {
+    split(b);
+    split(e);
+    uint64_t at = b;
+    auto it = pieces_.lower_bound(b);
+    while (at < e) {
+      if (it == pieces_.end() || it->first > at) {  // a gap up to the next piece
+        const uint64_t gap_end = it == pieces_.end() ? e : std::min(e, it->first);
+        it = pieces_.emplace_hint(it, at, Piece{gap_end, kNone, {}});
+      }
+      f(it->second);
+      at = it->second.end;
+      ++it;
+    }
+  }
+
+  /// Makes [b, e) one piece written by `writer`.
+  void write(uint64_t b, uint64_t e, uint32_t writer) {
+    split(b);
+    split(e);
+    pieces_.erase(pieces_.lower_bound(b), pieces_.lower_bound(e));
+    pieces_.emplace(b, Piece{e, writer, {}});
+  }
+
+ private:
+  /// Cuts the piece that holds x inside it into two at x.
+  void split(uint64_t x) {
+    auto it = pieces_.upper_bound(x);
+    if (it == pieces_.begin()) return;
+    --it;
+    if (it->first == x || it->second.end <= x) return;
+    Piece right = it->second;
+    it->second.end = x;
+    pieces_.emplace_hint(std::next(it), x, std::move(right));
+  }
+
+  std::map<uint64_t, Piece> pieces_;
+};
+
+}  // namespace
+
+LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds,
+                             std::span<const LaneRegion> regions) {
+  LaneConflicts out;
+  out.first.reserve(cmds.size() + 1);
+  AccessMap maps[2];  // [0] host DRAM, [1] SRAM
+  std::vector<uint32_t> found;
+  for (uint32_t i = 0; i < cmds.size(); ++i) {
+    out.first.push_back(static_cast<uint32_t>(out.preds.size()));
+    const LaneCommand& c = cmds[i];
+    const std::span<const LaneRegion> rs = regions.subspan(c.first, c.count);
+    found.clear();
+    // What it conflicts with: the state before it (reads: last writers; writes: also the
+    // readers since). Then its reads, then its writes, become the state.
+    for (const LaneRegion& r : rs) {
+      if (r.end <= r.begin) continue;
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](Piece& p) {
+        if (p.writer != kNone) found.push_back(p.writer);
+        if (r.write) found.insert(found.end(), p.readers.begin(), p.readers.end());
+      });
+    }
+    for (const LaneRegion& r : rs) {
+      if (r.end <= r.begin || r.write) continue;
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](Piece& p) {
+        if (p.readers.empty() || p.readers.back() != i) p.readers.push_back(i);
+      });
+    }
+    for (const LaneRegion& r : rs) {
+      if (r.end > r.begin && r.write) maps[r.sram ? 1 : 0].write(r.begin, r.end, i);
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    for (const uint32_t j : found)
+      if (j != i) out.preds.push_back(j);
+  }
+  out.first.push_back(static_cast<uint32_t>(out.preds.size()));
+  return out;
+}
+
+LaneSchedule schedule_lanes(std::span<const LaneCommand> cmds,
+                            std::span<const LaneRegion> regions) {
+  const auto n = static_cast<uint32_t>(cmds.size());
+  const LaneConflicts g = lane_conflicts(cmds, regions);
+  // Successors, and each command's bottom level: its cost plus the longest chain after it.
+  std::vector<uint32_t> succ_first(n + 1, 0), succ(g.preds.size());
+  for (const uint32_t j : g.preds) ++succ_first[j + 1];
+  for (uint32_t i = 0; i < n; ++i) succ_first[i + 1] += succ_first[i];
+  {
+    std::vector<uint32_t> at(succ_first.begin(), succ_first.end() - 1);
+    for (uint32_t i = 0; i < n; ++i)
+      for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) succ[at[g.preds[k]]++] = i;
+  }
+  std::vector<uint64_t> level(n, 0);
+  for (uint32_t i = n; i-- > 0;) {
+    uint64_t after = 0;
+    for (uint32_t k = succ_first[i]; k < succ_first[i + 1]; ++k)
+      after = std::max(after, level[succ[k]]);
+    level[i] = cmds[i].cost + after;
+  }
+
+  // The commands by decreasing level (a topological order: a command's level exceeds its
+  // successors'; equal levels, of zero-cost commands, by index), each appended to the lane
+  // where it would end first: after the lane's last command and its conflicts, plus
+  // kHandoff for a conflict on the other lane (the wait's hand-off and the bytes pulled
+  // across the cores, which keeps chains on one lane when that costs little).
+  std::vector<uint32_t> by_level(n);
+  for (uint32_t i = 0; i < n; ++i) by_level[i] = i;
+  std::stable_sort(by_level.begin(), by_level.end(),
+                   [&](uint32_t a, uint32_t b) { return level[a] > level[b]; });
+  LaneSchedule out;
+  std::vector<uint32_t> lane_of(n, 0), pos(n, 0);
+  std::vector<uint64_t> end(n, 0);
+  uint64_t free_at[2] = {0, 0};
+  for (const uint32_t i : by_level) {
+    uint64_t best_end = UINT64_MAX;
+    int lane = 0;
+    for (int l = 0; l < 2; ++l) {
+      uint64_t start = free_at[l];
+      for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
+        const uint32_t j = g.preds[k];
+        start = std::max(start, end[j] + (static_cast<int>(lane_of[j]) != l ? kHandoff : 0));
+      }
+      if (start + cmds[i].cost < best_end) best_end = start + cmds[i].cost, lane = l;
+    }
+    uint32_t wait = 0;  // the other lane's commands that must have completed
+    for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
+      const uint32_t j = g.preds[k];
+      if (static_cast<int>(lane_of[j]) != lane) wait = std::max(wait, pos[j] + 1);
+    }
+    lane_of[i] = static_cast<uint32_t>(lane);
+    pos[i] = static_cast<uint32_t>(out.order[lane].size());
+    end[i] = free_at[lane] = best_end;
+    out.order[lane].push_back(i);
+    out.wait[lane].push_back(wait);
+  }
+  return out;
+}
+
+}  // namespace npu::emu
