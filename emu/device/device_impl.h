@@ -121,6 +121,7 @@ struct Device::Impl {
   HostLanes host_lanes = HostLanes::Auto;  // JobOptions::host_lanes of this job
   LaneChoice lane_choice;  // lanes or one thread for a large job, by measurement (mode 2)
   std::optional<uint64_t> chosen_key;  // this job's LaneChoice key, when it made the choice
+  bool lanes_this_job = false;         // job_uses_lanes() for the running serial job
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
@@ -274,6 +275,10 @@ struct Device::Impl {
   /// Runs the data commands of `order` on two host lanes when the job is worth it; returns how
   /// many commands of `order` ran, or nullopt when nothing ran.
   std::optional<size_t> run_on_lanes(std::span<const uint32_t> order, const isa::Schedule& s);
+  /// Whether the job of `plan` runs its data commands on the lanes: decided once per job (its
+  /// size, then LaneChoice in mode 2, which this sets chosen_key for), so that every
+  /// safe-point segment of it runs the same way and the job's time says which way was faster.
+  bool job_uses_lanes(const SerialPlan& plan);
   /// The lanes' schedule of lane_cmds and lane_regions, a stretch of the running plan's order
   /// from timeline entry `first` (kept in the plan); host_ns: where this run is to measure
   /// each command's host time (the plan's SerialPlan::host_ns), or nullptr.

@@ -63,23 +63,26 @@ bool use_lanes(uint64_t cycles, size_t data) {
 
 }  // namespace
 
-/// Runs the data commands of `order` on two host lanes (lanes.h) when the job is worth it
-/// (use_lanes) and every command passes its SRAM and MMU checks; returns how many commands
+/// Runs the data commands of `order` on two host lanes (lanes.h) when the job uses them
+/// (job_uses_lanes) and every command passes its SRAM and MMU checks; returns how many commands
 /// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
-/// loop then runs the job, and raises the fault if there is one).
+/// loop then runs the stretch, and raises the fault if there is one).
+bool Device::Impl::job_uses_lanes(const SerialPlan& plan) {
+  chosen_key.reset();
+  if (host_lanes == HostLanes::Off) return false;
+  if (host_lanes == HostLanes::On) return true;
+  const isa::Schedule& s = plan.schedule;
+  if (!use_lanes(s.cycles, plan.data_commands)) return false;
+  if (lanes_mode() == 2) {  // large enough: the way that ran it faster before
+    chosen_key = s.cycles * 1000003 + cmds.size();
+    return lane_choice.lanes(*chosen_key);
+  }
+  return true;
+}
+
 std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order,
                                                  const isa::Schedule& s) {
-  if (host_lanes == HostLanes::Off) return std::nullopt;
-  if (host_lanes == HostLanes::Auto) {
-    if (!use_lanes(s.cycles, SIZE_MAX)) return std::nullopt;  // small: no need to count
-    size_t data = 0;
-    for (const uint32_t k : order) data += is_data(s.timeline[k], cmds[s.timeline[k].index]);
-    if (!use_lanes(s.cycles, data)) return std::nullopt;
-    if (lanes_mode() == 2) {  // large enough: the way that ran it faster before
-      chosen_key = s.cycles * 1000003 + cmds.size();
-      if (!lane_choice.lanes(*chosen_key)) return std::nullopt;
-    }
-  }
+  if (!lanes_this_job || order.empty()) return std::nullopt;
   lane_cmds.clear();
   lane_regions.clear();
   lane_timeline.clear();

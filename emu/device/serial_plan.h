@@ -42,6 +42,7 @@ struct SerialPlan {
   bool runnable = false;
   isa::Schedule schedule;       // timeline by command index (from the run's first command)
   std::vector<uint32_t> order;  // timeline entries in causal order: (start, end, index)
+  size_t data_commands = 0;     // of them, data commands (the ones the lanes run)
   JobProfile complete;          // the profile of a run of every command
 
   // What the lanes learn from one run of the plan for the next (lane_dispatch.cpp; used under

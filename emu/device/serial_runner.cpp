@@ -75,6 +75,8 @@ std::shared_ptr<const SerialPlan> Device::Impl::serial_plan(bool& reused) {
     return x.index < y.index;
   });
 
+  for (const uint32_t k : order)
+    plan->data_commands += is_data(s.timeline[k], cmds[s.timeline[k].index]);
   plan->host_ns.assign(s.timeline.size(), 0);
   add_schedule(plan->complete, s);
   if (id != 0) plans.keep(id, base, plan);
@@ -91,7 +93,7 @@ bool Device::Impl::run_serial() {
 
   result = JobResult{};
   result.plan_reused = reused;
-  chosen_key.reset();
+  lanes_this_job = job_uses_lanes(plan);
   load_memo.clear();
   const auto t0 = std::chrono::steady_clock::now();
   bool on_lanes_ran = false;
