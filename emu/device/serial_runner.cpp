@@ -114,6 +114,7 @@ bool Device::Impl::run_serial() {
   }
   running_plan = nullptr;
   serial_profile(plan, ran);
+  result.on_lanes = on_lanes_ran;
   result.loads_skipped = load_memo.skipped_loads();
   result.load_bytes_skipped = load_memo.skipped_bytes();
   if (result.loads_skipped != 0)

@@ -2,8 +2,12 @@
 // driver's program cache hands them out) runs from the plan of its first run with the same
 // bytes, cycles and profile as a program without one; a kept plan is not used for a job whose
 // Mmu does not map the program's DRAM, which faults exactly as a program without an id does.
+// A large job whose safe points cut it into small segments runs every segment on the lanes.
+#include <thread>
+
 #include "device_fixture.h"
 #include "npu/isa/builder.h"
+#include "npu/isa/safe_points.h"
 #include "npu/isa/validate.h"
 
 namespace npu::emu::testing {
@@ -79,6 +83,43 @@ TEST(SerialPlan, AJobWhoseMmuDoesNotMapTheProgramFaultsAsWithoutAPlan) {
   const JobResult again = dev.run(kept, good.mmu);
   EXPECT_EQ(again.status, DRM_NPU_JOB_OK);
   EXPECT_TRUE(again.plan_reused);
+}
+
+TEST(SerialPlan, ALargeJobOfSmallSegmentsRunsThemAllOnTheLanes) {
+  // 32 segments of a 16 KiB load and store each (2 data commands, below the lanes' minimum of
+  // 64 per job) at 1 byte per DMA cycle: 64 data commands and 1M cycles in all, so the job
+  // qualifies as a whole. Its first run goes on the lanes (LaneChoice tries them first).
+  if (std::thread::hardware_concurrency() < 2 || std::getenv("NPU_EMU_LANES") != nullptr ||
+      std::getenv("NPU_EMU_THREADS") != nullptr)
+    GTEST_SKIP() << "needs the default lanes mode on two CPUs";
+  isa::DeviceConfig cfg = small_config();
+  cfg.dma.bytes_per_cycle = 1;
+  Device dev(cfg);
+  Dram dram;
+  constexpr uint32_t kSegs = 32, kBytes = 16384;
+  const uint64_t x = dram.add(kSegs * kBytes), d = dram.add(kSegs * kBytes);
+  for (size_t i = 0; i < kSegs * kBytes; ++i) dram.at(0)[i] = std::byte((i * 7 + i / 4096) & 0xff);
+  isa::CommandBufferBuilder b;
+  for (uint32_t seg = 0; seg < kSegs; ++seg) {
+    const uint32_t slot = (seg % 2) * kBytes;
+    b.add(dma(NPU_OP_DMA_LOAD, x + seg * kBytes, slot, kBytes));
+    b.add(sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0));
+    b.add(sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0));
+    b.add(dma(NPU_OP_DMA_STORE, d + seg * kBytes, slot, kBytes));
+    npu_cmd fence = make(NPU_OP_FENCE, NPU_ENGINE_CP);  // a safe point
+    fence.hdr.flags = NPU_FENCE_FLAG_PREEMPT;
+    b.add(fence);
+  }
+  auto p = isa::validate(b.finish(), cfg);
+  ASSERT_TRUE(p.has_value()) << p.error().message;
+  JobOptions options;
+  options.yield = [](uint64_t) { return false; };  // a gate, never stopping
+  ASSERT_EQ(isa::safe_points(p->cmds).size(), kSegs);
+  const JobResult r = dev.run(*p, dram.mmu, options);
+  ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
+  EXPECT_GE(r.profile.cycles, 1'000'000u);
+  EXPECT_TRUE(r.on_lanes);
+  EXPECT_EQ(dram.at(1), dram.at(0));
 }
 
 }  // namespace

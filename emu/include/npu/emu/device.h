@@ -107,6 +107,8 @@ struct JobResult {
   /// The job ran serially on the schedule kept from an earlier job of the same program
   /// (isa::Program::id, emu/device/serial_plan.h) instead of replaying it.
   bool plan_reused = false;
+  /// Data commands of the job ran on two host lanes (emu/device/lanes.h).
+  bool on_lanes = false;
 };
 
 class Device {
