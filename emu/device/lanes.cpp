@@ -19,10 +19,6 @@ const std::atomic<bool> kLanesBusy{true};
 /// How long a lane polls before it parks: a compiler tile takes tens of microseconds, and a
 /// futex wake-up on each hand-off costs more than the spin.
 constexpr std::chrono::microseconds kLaneSpin{200};
-/// How long a lane polls for a command of the other lane's inside a run before it parks: the
-/// wait is bounded by one command of the other lane, and a parked lane's core goes idle, which
-/// on a virtual machine can take a host scheduler tick (4 ms seen here) to come back from.
-constexpr std::chrono::microseconds kDependencySpin{20'000};
 
 /// Whether position a is at or past position b (positions wrap around 2^32).
 bool reached(uint32_t a, uint32_t b) {
@@ -78,7 +74,7 @@ void Lanes::loop() {
     if (q.entry[head & (kRing - 1)] == kQuit) return;
     const uint32_t dep = q.dep[head & (kRing - 1)];
     spin_then_wait(
-        q_[0].completed, [&] { return may_start(1, dep); }, kDependencySpin);
+        q_[0].completed, [&] { return may_start(1, dep); }, kLaneSpin);
     execute(1, head);
   }
 }
@@ -125,7 +121,7 @@ std::span<const uint8_t> Lanes::run(std::span<const LaneCommand> cmds,
       // for lane 0's that are done) and fill it.
       if (all || reached(q_[1].tail.load(std::memory_order_relaxed), dep)) {
         spin_then_wait(
-            q_[1].completed, [&] { return may_start(0, dep); }, kDependencySpin);
+            q_[1].completed, [&] { return may_start(0, dep); }, kLaneSpin);
         execute(0, head);
         continue;
       }
@@ -141,13 +137,12 @@ std::span<const uint8_t> Lanes::run(std::span<const LaneCommand> cmds,
           return reached(q_[1].completed.load(std::memory_order_acquire), room) ||
                  stop_.load(std::memory_order_acquire);
         },
-        kDependencySpin);
+        kLaneSpin);
   }
   const uint32_t all = q_[1].tail.load(std::memory_order_relaxed);
   spin_then_wait(
       q_[1].completed,
-      [&] { return reached(q_[1].completed.load(std::memory_order_acquire), all); },
-      kDependencySpin);
+      [&] { return reached(q_[1].completed.load(std::memory_order_acquire), all); }, kLaneSpin);
   return done_;
 }
 
