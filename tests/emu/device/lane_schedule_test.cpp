@@ -84,6 +84,18 @@ std::vector<uint64_t> ends(const LaneSchedule& s, const Program& p) {
   return end;
 }
 
+/// Every pair of conflicting commands j < i has j in before[i] (j ends before i starts).
+void expect_every_conflict_ordered(const Program& p, const std::vector<std::vector<bool>>& before,
+                                   uint32_t round) {
+  for (uint32_t i = 0; i < p.cmds.size(); ++i)
+    for (uint32_t j = 0; j < i; ++j) {
+      if (conflict(p, i, j)) {
+        EXPECT_TRUE(before[i][j]) << "round " << round << ": " << i << " may start before " << j
+                                  << " ends";
+      }
+    }
+}
+
 TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
   std::mt19937 rng(11);
   for (uint32_t round = 0; round < 30; ++round) {
@@ -102,12 +114,7 @@ TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
         for (uint32_t x = 0; x < j; ++x)
           if (reach[j][x]) reach[i][x] = true;
       }
-    for (uint32_t i = 0; i < n; ++i)
-      for (uint32_t j = 0; j < i; ++j) {
-        if (conflict(p, i, j)) {
-          EXPECT_TRUE(reach[i][j]) << "round " << round << ": " << i << " not after " << j;
-        }
-      }
+    expect_every_conflict_ordered(p, reach, round);
   }
 }
 
@@ -148,15 +155,8 @@ TEST(LaneSchedule, EveryCommandRunsOnceAfterEverythingItConflictsWith) {
           progress = true;
         }
     }
-    for (uint32_t i = 0; i < n; ++i) {
-      ASSERT_NE(lane[i], -1) << "command " << i << " not scheduled";
-      for (uint32_t j = 0; j < i; ++j) {
-        if (conflict(p, i, j)) {
-          EXPECT_TRUE(before[i][j])
-              << "round " << round << ": " << i << " may start before " << j << " ends";
-        }
-      }
-    }
+    for (uint32_t i = 0; i < n; ++i) ASSERT_NE(lane[i], -1) << "command " << i << " not scheduled";
+    expect_every_conflict_ordered(p, before, round);
     const std::vector<uint64_t> end = ends(s, p);  // and the lanes never wait in a cycle
     (void)end;
   }
