@@ -107,6 +107,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   if (!lanes) lanes = std::make_unique<Lanes>();
   uint32_t* host_ns = nullptr;  // where this run measures each command's host time
   const LaneSchedule& schedule = lane_schedule(order.front(), host_ns);
+  const uint64_t drained = lanes->drained_runs();
   const std::span<const uint8_t> done = lanes->run(
       lane_cmds, lane_regions,
       [&](uint32_t i, int /*lane*/) {
@@ -125,6 +126,10 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
         return !job.aborted();
       },
       &schedule);
+  // A run that drained (the lanes waited on each other far beyond its schedule: this host is
+  // holding a lane's thread back) ended on one thread; so does the rest of the job, whose time
+  // then tells LaneChoice which way to take next.
+  if (lanes->drained_runs() != drained) lanes_this_job = false;
   size_t ran = 0, i = 0;
   for (const uint32_t k : order) {
     if (is_data(s.timeline[k], cmds[s.timeline[k].index]) && done[i++] == 0) break;

@@ -164,6 +164,7 @@ LaneSchedule schedule_lanes(std::span<const LaneCommand> cmds,
     out.order[lane].push_back(i);
     out.wait[lane].push_back(wait);
   }
+  out.makespan = std::max(free_at[0], free_at[1]);
   return out;
 }
 

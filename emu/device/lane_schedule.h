@@ -35,6 +35,8 @@ struct LaneSchedule {
   /// many of the other lane's commands of this run must have completed.
   std::vector<uint32_t> order[2];
   std::vector<uint32_t> wait[2];
+  /// When the simulation ended, in the commands' cost units (nanoseconds).
+  uint64_t makespan = 0;
 };
 
 /// For each command i, the earlier commands it conflicts with: preds[first[i], first[i + 1]),

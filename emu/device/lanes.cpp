@@ -1,6 +1,8 @@
 // Two host lanes for a serial job (see lanes.h).
 #include "lanes.h"
 
+#include <chrono>
+
 #include "lane_schedule.h"
 #include "npu/emu/spin_wait.h"
 #include "parallel.h"
@@ -19,6 +21,15 @@ const std::atomic<bool> kLanesBusy{true};
 /// How long a lane polls before it parks: a compiler tile takes tens of microseconds, and a
 /// futex wake-up on each hand-off costs more than the spin.
 constexpr std::chrono::microseconds kLaneSpin{200};
+
+/// Waits beyond its schedule's makespan a run tolerates before it drains.
+constexpr uint64_t kDrainSlack = 2'000'000;
+
+uint64_t ns_since(std::chrono::steady_clock::time_point t) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t)
+          .count());
+}
 
 /// Whether position a is at or past position b (positions wrap around 2^32).
 bool reached(uint32_t a, uint32_t b) {
@@ -48,7 +59,7 @@ void Lanes::push(int lane, uint32_t entry, uint32_t dep) {
 void Lanes::execute(int lane, uint32_t pos) {
   Queue& q = q_[lane];
   const uint32_t entry = q.entry[pos & (kRing - 1)];
-  if (!stop_.load(std::memory_order_relaxed)) {
+  if (!stop_.load(std::memory_order_relaxed) && !drain_.load(std::memory_order_acquire)) {
     if ((*run_)(entry, lane))
       done_[entry] = 1;
     else
@@ -65,6 +76,39 @@ bool Lanes::may_start(int lane, uint32_t dep) const {
          stop_.load(std::memory_order_acquire);
 }
 
+template <class Ready>
+void Lanes::wait_in_run(Ready&& ready) {
+  if (ready()) return;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (
+      !spin_until([&] { return ready() || drain_.load(std::memory_order_acquire); }, kLaneSpin)) {
+    if (waited_ns_.load(std::memory_order_relaxed) + ns_since(t0) > drain_after_ns_) {
+      drain_.store(true, std::memory_order_release);
+      break;
+    }
+  }
+  waited_ns_.fetch_add(ns_since(t0), std::memory_order_relaxed);
+}
+
+void Lanes::finish_alone(std::span<const LaneCommand> cmds) {
+  Queue& mine = q_[0];
+  while (mine.completed.load(std::memory_order_relaxed) !=
+         mine.tail.load(std::memory_order_relaxed))
+    execute(0, mine.completed.load(std::memory_order_relaxed));  // hands them back unrun
+  const uint32_t all = q_[1].tail.load(std::memory_order_relaxed);
+  spin_then_wait(
+      q_[1].completed,
+      [&] { return reached(q_[1].completed.load(std::memory_order_acquire), all); }, kLaneSpin);
+  for (uint32_t i = 0; i < cmds.size() && !stop_.load(std::memory_order_relaxed); ++i) {
+    if (done_[i] != 0) continue;
+    if ((*run_)(i, 0))
+      done_[i] = 1;
+    else
+      stop_.store(true, std::memory_order_relaxed);
+  }
+  drained_total_.fetch_add(1, std::memory_order_relaxed);
+}
+
 void Lanes::loop() {
   const kern::SplitUnlessBusy no_split(kLanesBusy);
   Queue& q = q_[1];
@@ -73,8 +117,7 @@ void Lanes::loop() {
         q.tail, [&] { return q.tail.load(std::memory_order_acquire) != head; }, kLaneSpin);
     if (q.entry[head & (kRing - 1)] == kQuit) return;
     const uint32_t dep = q.dep[head & (kRing - 1)];
-    spin_then_wait(
-        q_[0].completed, [&] { return may_start(1, dep); }, kLaneSpin);
+    wait_in_run([&] { return may_start(1, dep); });
     execute(1, head);
   }
 }
@@ -92,6 +135,9 @@ std::span<const uint8_t> Lanes::run(std::span<const LaneCommand> cmds,
   run_ = &run;
   done_.assign(cmds.size(), 0);
   stop_.store(false, std::memory_order_relaxed);
+  drain_.store(false, std::memory_order_relaxed);
+  waited_ns_.store(0, std::memory_order_relaxed);
+  drain_after_ns_ = schedule->makespan + kDrainSlack;
   if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
 
   const kern::SplitUnlessBusy no_split(kLanesBusy);
@@ -100,7 +146,7 @@ std::span<const uint8_t> Lanes::run(std::span<const LaneCommand> cmds,
                             q_[1].tail.load(std::memory_order_relaxed)};
   size_t next[2] = {0, 0};
   Queue& mine = q_[0];
-  for (;;) {
+  while (!drain_.load(std::memory_order_acquire)) {
     for (int lane = 0; lane < 2 && !stop_.load(std::memory_order_relaxed); ++lane) {
       const Queue& q = q_[lane];
       const std::vector<uint32_t>& order = schedule->order[lane];
@@ -120,8 +166,7 @@ std::span<const uint8_t> Lanes::run(std::span<const LaneCommand> cmds,
       // one is not in lane 1's ring yet, wait for room there (its earlier commands wait only
       // for lane 0's that are done) and fill it.
       if (all || reached(q_[1].tail.load(std::memory_order_relaxed), dep)) {
-        spin_then_wait(
-            q_[1].completed, [&] { return may_start(0, dep); }, kLaneSpin);
+        wait_in_run([&] { return may_start(0, dep); });
         execute(0, head);
         continue;
       }
@@ -131,18 +176,14 @@ std::span<const uint8_t> Lanes::run(std::span<const LaneCommand> cmds,
     // Lane 1's ring is full (with what lane 0 runs next waiting for a command behind them,
     // or with lane 0 having nothing): wait for a free place.
     const uint32_t room = q_[1].tail.load(std::memory_order_relaxed) - kRing + 1;
-    spin_then_wait(
-        q_[1].completed,
-        [&] {
-          return reached(q_[1].completed.load(std::memory_order_acquire), room) ||
-                 stop_.load(std::memory_order_acquire);
-        },
-        kLaneSpin);
+    wait_in_run([&] {
+      return reached(q_[1].completed.load(std::memory_order_acquire), room) ||
+             stop_.load(std::memory_order_acquire);
+    });
   }
   const uint32_t all = q_[1].tail.load(std::memory_order_relaxed);
-  spin_then_wait(
-      q_[1].completed,
-      [&] { return reached(q_[1].completed.load(std::memory_order_acquire), all); }, kLaneSpin);
+  wait_in_run([&] { return reached(q_[1].completed.load(std::memory_order_acquire), all); });
+  if (drain_.load(std::memory_order_acquire)) finish_alone(cmds);
   return done_;
 }
 

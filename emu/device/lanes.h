@@ -10,6 +10,13 @@
 // schedule's order and waits, before each, for the number of the other lane's commands that
 // covers every one it conflicts with.
 //
+// A run whose lanes wait on each other longer than its whole schedule should take (with 2 ms
+// of slack) drains: lane 1 starts no further command and the caller runs every command not yet
+// done in the serial order, which is correct whatever ran before (a command done on a lane
+// ran after every earlier command it conflicts with, so none of those is left). On a loaded
+// host a lane's thread can sit behind other work for a scheduler tick at each hand-off, and a
+// ResNet-50 run took 250-550 ms instead of 40-55 (the device's watchdog ends a job at 2 s).
+//
 // Threading: run() is called by one thread at a time (the device's run_mu). That thread is
 // lane 0; lane 1 is the Lanes' thread. Each lane has a single-producer/single-consumer ring of
 // its scheduled commands, each with the number of the other lane's commands that must have
@@ -65,6 +72,8 @@ class Lanes {
 
   /// Commands lane 1 ran since the Lanes were made (tests: did the second lane take part?).
   uint64_t lane1_commands() const { return lane1_total_.load(std::memory_order_relaxed); }
+  /// Runs that fell back to one thread since the Lanes were made (tests).
+  uint64_t drained_runs() const { return drained_total_.load(std::memory_order_relaxed); }
 
  private:
   static constexpr uint32_t kRing = 64;  // scheduled commands per lane (a power of two)
@@ -85,12 +94,25 @@ class Lanes {
   void execute(int lane, uint32_t pos);
   /// Whether lane `lane` may start an entry that waits for `dep` of the other lane's.
   bool may_start(int lane, uint32_t dep) const;
+  /// Polls ready() (never parks) until it holds or the run drains, adding the time to the
+  /// run's waits; drains the run when those pass drain_after_ns_.
+  template <class Ready>
+  void wait_in_run(Ready&& ready);
+  /// After a drain: lane 1 hands back its entries (running none it has not begun), then the
+  /// caller runs every command not done, in the serial order.
+  void finish_alone(std::span<const LaneCommand> cmds);
 
   // The run, written by the caller before it publishes a ring entry.
   const std::function<bool(uint32_t, int)>* run_ = nullptr;
   std::vector<uint8_t> done_;
   std::atomic<bool> stop_{false};  // a command asked to stop the job
+  // The lanes waited on each other longer than the whole run should take (a lane's thread
+  // behind other work on a loaded host): lane 1 starts nothing more, the caller runs the rest.
+  std::atomic<bool> drain_{false};
+  std::atomic<uint64_t> waited_ns_{0};  // both lanes' waits in this run
+  uint64_t drain_after_ns_ = 0;         // the schedule's makespan plus kDrainSlack
   std::atomic<uint64_t> lane1_total_{0};
+  std::atomic<uint64_t> drained_total_{0};
 
   Queue q_[2];
   std::thread thread_;  // started by the first run()
