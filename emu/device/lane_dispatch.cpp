@@ -11,7 +11,9 @@
 #include <string_view>
 #include <thread>
 
+#include <spdlog/spdlog.h>
 #include "cpu_isa.h"
+
 #include "device_impl.h"
 #include "lane_schedule.h"
 #include "npu/emu/kernels.h"
@@ -129,7 +131,12 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   // A run that drained (the lanes waited on each other far beyond its schedule: this host is
   // holding a lane's thread back) ended on one thread; so does the rest of the job, whose time
   // then tells LaneChoice which way to take next.
-  if (lanes->drained_runs() != drained) lanes_this_job = false;
+  if (lanes->drained_runs() != drained) {
+    lanes_this_job = false;
+    device_log().debug(
+        "lanes drained in a stretch of {} data commands: the rest of the job on one thread",
+        lane_cmds.size());
+  }
   size_t ran = 0, i = 0;
   for (const uint32_t k : order) {
     if (is_data(s.timeline[k], cmds[s.timeline[k].index]) && done[i++] == 0) break;
