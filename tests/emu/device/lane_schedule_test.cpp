@@ -12,7 +12,7 @@
 namespace npu::emu::testing {
 namespace {
 
-struct Program {
+struct ConflictProgram {
   std::vector<LaneCommand> cmds;
   std::vector<LaneRegion> regions;
   void add(uint64_t cost, std::initializer_list<LaneRegion> rs) {
@@ -27,8 +27,8 @@ struct Program {
 
 /// Commands of 1-4 regions in 4 KiB of SRAM and 4 KiB of "DRAM", small ranges so that many
 /// overlap, costs of 20-200 us.
-Program random_program(std::mt19937& rng, uint32_t n) {
-  Program p;
+ConflictProgram random_conflict_program(std::mt19937& rng, uint32_t n) {
+  ConflictProgram p;
   for (uint32_t i = 0; i < n; ++i) {
     LaneCommand c;
     c.first = static_cast<uint32_t>(p.regions.size());
@@ -48,7 +48,7 @@ Program random_program(std::mt19937& rng, uint32_t n) {
   return p;
 }
 
-bool conflict(const Program& p, uint32_t a, uint32_t b) {
+bool conflicts(const ConflictProgram& p, uint32_t a, uint32_t b) {
   for (uint32_t x = p.cmds[a].first; x < p.cmds[a].first + p.cmds[a].count; ++x)
     for (uint32_t y = p.cmds[b].first; y < p.cmds[b].first + p.cmds[b].count; ++y) {
       const LaneRegion& u = p.regions[x];
@@ -61,7 +61,7 @@ bool conflict(const Program& p, uint32_t a, uint32_t b) {
 
 /// Start and end of each command when lane l runs its order, each command after its lane's
 /// previous one and after the other lane's first wait commands.
-std::vector<uint64_t> ends(const LaneSchedule& s, const Program& p) {
+std::vector<uint64_t> lane_ends(const LaneSchedule& s, const ConflictProgram& p) {
   std::vector<uint64_t> end(p.cmds.size(), 0);
   size_t done[2] = {0, 0};
   uint64_t free_at[2] = {0, 0};
@@ -85,11 +85,11 @@ std::vector<uint64_t> ends(const LaneSchedule& s, const Program& p) {
 }
 
 /// Every pair of conflicting commands j < i has j in before[i] (j ends before i starts).
-void expect_every_conflict_ordered(const Program& p, const std::vector<std::vector<bool>>& before,
-                                   uint32_t round) {
+void expect_every_conflict_ordered(const ConflictProgram& p,
+                                   const std::vector<std::vector<bool>>& before, uint32_t round) {
   for (uint32_t i = 0; i < p.cmds.size(); ++i)
     for (uint32_t j = 0; j < i; ++j) {
-      if (conflict(p, i, j)) {
+      if (conflicts(p, i, j)) {
         EXPECT_TRUE(before[i][j]) << "round " << round << ": " << i << " may start before " << j
                                   << " ends";
       }
@@ -99,7 +99,7 @@ void expect_every_conflict_ordered(const Program& p, const std::vector<std::vect
 TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
   std::mt19937 rng(11);
   for (uint32_t round = 0; round < 30; ++round) {
-    const Program p = random_program(rng, 40 + round * 8);
+    const ConflictProgram p = random_conflict_program(rng, 40 + round * 8);
     const LaneConflicts g = lane_conflicts(p.cmds, p.regions);
     const auto n = static_cast<uint32_t>(p.cmds.size());
     ASSERT_EQ(g.first.size(), n + 1);
@@ -109,7 +109,7 @@ TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
       for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
         const uint32_t j = g.preds[k];
         ASSERT_LT(j, i);
-        EXPECT_TRUE(conflict(p, i, j)) << "round " << round << ": " << i << " after " << j;
+        EXPECT_TRUE(conflicts(p, i, j)) << "round " << round << ": " << i << " after " << j;
         reach[i][j] = true;
         for (uint32_t x = 0; x < j; ++x)
           if (reach[j][x]) reach[i][x] = true;
@@ -121,7 +121,7 @@ TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
 TEST(LaneSchedule, EveryCommandRunsOnceAfterEverythingItConflictsWith) {
   std::mt19937 rng(5);
   for (uint32_t round = 0; round < 30; ++round) {
-    const Program p = random_program(rng, 30 + round * 10);
+    const ConflictProgram p = random_conflict_program(rng, 30 + round * 10);
     const LaneSchedule s = schedule_lanes(p.cmds, p.regions);
     const auto n = static_cast<uint32_t>(p.cmds.size());
     std::vector<int> lane(n, -1);
@@ -136,7 +136,7 @@ TEST(LaneSchedule, EveryCommandRunsOnceAfterEverythingItConflictsWith) {
     }
     // before[i]: the commands that have completed whenever i starts: its lane's earlier ones
     // and the other lane's first wait[i], with what those waited for. In an order that
-    // runs (ends() checks that the lanes never wait on each other in a cycle).
+    // runs (lane_ends() checks that the lanes never wait on each other in a cycle).
     std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
     size_t done[2] = {0, 0};
     for (bool progress = true; progress;) {
@@ -157,14 +157,14 @@ TEST(LaneSchedule, EveryCommandRunsOnceAfterEverythingItConflictsWith) {
     }
     for (uint32_t i = 0; i < n; ++i) ASSERT_NE(lane[i], -1) << "command " << i << " not scheduled";
     expect_every_conflict_ordered(p, before, round);
-    const std::vector<uint64_t> end = ends(s, p);  // and the lanes never wait in a cycle
+    const std::vector<uint64_t> end = lane_ends(s, p);  // and the lanes never wait in a cycle
     (void)end;
   }
 }
 
 TEST(LaneSchedule, IndependentChainsStayOnTheirLanes) {
   // Two tile chains through their own SRAM slots, interleaved as a compiler emits them.
-  Program p;
+  ConflictProgram p;
   for (uint64_t t = 0; t < 20; ++t) {
     p.add(100'000, {{0, 4096, true, t % 2 == 0}, {0, 4096, true, true}});
     p.add(100'000, {{8192, 12288, true, t % 2 == 0}, {8192, 12288, true, true}});
@@ -185,11 +185,11 @@ TEST(LaneSchedule, TheLongestChainStartsFirst) {
   // 20 independent commands, then a chain of 10 as long as all of them together: run in the
   // order given, the chain would start only when the short ones are done (1.5 ms on two
   // lanes); by level it starts at once and the short ones fill the other lane (1 ms).
-  Program p;
+  ConflictProgram p;
   for (uint64_t i = 0; i < 20; ++i) p.add(50'000, {{i * 64, i * 64 + 64, true, true}});
   for (int i = 0; i < 10; ++i) p.add(100'000, {{8192, 8256, true, true}});
   const LaneSchedule s = schedule_lanes(p.cmds, p.regions);
-  const std::vector<uint64_t> end = ends(s, p);
+  const std::vector<uint64_t> end = lane_ends(s, p);
   EXPECT_LE(*std::max_element(end.begin(), end.end()), 1'050'000u);
 }
 
