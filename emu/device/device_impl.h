@@ -128,7 +128,6 @@ struct Device::Impl {
   std::vector<uint32_t> lane_timeline;       // the schedule entry of each lane command
   std::vector<std::byte*> lane_dram;         // its DRAM operand's host address, if any
   const SerialPlan* running_plan = nullptr;  // the plan of the running serial job
-  LaneSchedule fresh_schedule;               // lane_schedule()'s without a plan
   std::vector<LaneRegion> serial_regions;    // run_serial_command's, kept to reuse its memory
   // The serial plans of the programs run last (serial_plan.h; under run_mu).
   SerialPlans plans;
@@ -279,10 +278,10 @@ struct Device::Impl {
   /// size, then LaneChoice in mode 2, which this sets chosen_key for), so that every
   /// safe-point segment of it runs the same way and the job's time says which way was faster.
   bool job_uses_lanes(const SerialPlan& plan);
-  /// The lanes' schedule of lane_cmds and lane_regions, a stretch of the running plan's order
-  /// from timeline entry `first` (kept in the plan); host_ns: where this run is to measure
-  /// each command's host time (the plan's SerialPlan::host_ns), or nullptr.
-  const LaneSchedule& lane_schedule(uint32_t first, uint32_t*& host_ns);
+  /// The lanes' schedule of lane_cmds and lane_regions, a stretch of `plan`'s order from
+  /// timeline entry `first` (kept in the plan); host_ns: where this run is to measure each
+  /// command's host time (the plan's SerialPlan::host_ns), or nullptr.
+  const LaneSchedule& lane_schedule(const SerialPlan& plan, uint32_t first, uint32_t*& host_ns);
 };
 
 }  // namespace npu::emu

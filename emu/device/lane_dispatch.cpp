@@ -12,8 +12,8 @@
 #include <thread>
 
 #include <spdlog/spdlog.h>
-#include "cpu_isa.h"
 
+#include "cpu_isa.h"
 #include "device_impl.h"
 #include "lane_schedule.h"
 #include "npu/emu/kernels.h"
@@ -65,10 +65,6 @@ bool use_lanes(uint64_t cycles, size_t data) {
 
 }  // namespace
 
-/// Runs the data commands of `order` on two host lanes (lanes.h) when the job uses them
-/// (job_uses_lanes) and every command passes its SRAM and MMU checks; returns how many commands
-/// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
-/// loop then runs the stretch, and raises the fault if there is one).
 bool Device::Impl::job_uses_lanes(const SerialPlan& plan) {
   chosen_key.reset();
   if (host_lanes == HostLanes::Off) return false;
@@ -82,9 +78,13 @@ bool Device::Impl::job_uses_lanes(const SerialPlan& plan) {
   return true;
 }
 
+/// Runs the data commands of `order` on two host lanes (lanes.h) when the job uses them
+/// (job_uses_lanes) and every command passes its SRAM and MMU checks; returns how many commands
+/// of `order` ran, counted as the serial loop counts them. nullopt: nothing ran (the serial
+/// loop then runs the stretch, and raises the fault if there is one).
 std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order,
                                                  const isa::Schedule& s) {
-  if (!lanes_this_job || order.empty()) return std::nullopt;
+  if (!lanes_this_job || running_plan == nullptr || order.empty()) return std::nullopt;
   lane_cmds.clear();
   lane_regions.clear();
   lane_timeline.clear();
@@ -98,7 +98,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
     if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
     LaneCommand lc;
     lc.first = static_cast<uint32_t>(lane_regions.size());
-    const uint32_t took = running_plan != nullptr ? running_plan->host_ns[k] : 0;
+    const uint32_t took = running_plan->host_ns[k];
     lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
     host_regions(regions, dram, lane_regions);
     lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
@@ -108,7 +108,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   }
   if (!lanes) lanes = std::make_unique<Lanes>();
   uint32_t* host_ns = nullptr;  // where this run measures each command's host time
-  const LaneSchedule& schedule = lane_schedule(order.front(), host_ns);
+  const LaneSchedule& schedule = lane_schedule(*running_plan, order.front(), host_ns);
   const uint64_t drained = lanes->drained_runs();
   const std::span<const uint8_t> done = lanes->run(
       lane_cmds, lane_regions,
@@ -145,17 +145,14 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   return ran;
 }
 
-const LaneSchedule& Device::Impl::lane_schedule(uint32_t first, uint32_t*& host_ns) {
+const LaneSchedule& Device::Impl::lane_schedule(const SerialPlan& plan, uint32_t first,
+                                                uint32_t*& host_ns) {
   host_ns = nullptr;
-  if (running_plan == nullptr) {
-    fresh_schedule = schedule_lanes(lane_cmds, lane_regions);
-    return fresh_schedule;
-  }
   // Kept from the stretch's last run while its regions are the same. The first is made from
   // the estimates; the second run (warm) measures each command's host time and the third runs
   // a schedule made from those; then every kRescheduleEvery runs the times are measured again
   // and the schedule made again, to follow the machine.
-  KeptLaneSchedule& kept = running_plan->lane_schedules[first];
+  KeptLaneSchedule& kept = plan.lane_schedules[first];
   const bool changed = kept.regions != lane_regions;
   if (changed || kept.runs >= (kept.measured ? kRescheduleEvery : 2)) {
     kept.measured = !changed;
@@ -163,8 +160,7 @@ const LaneSchedule& Device::Impl::lane_schedule(uint32_t first, uint32_t*& host_
     kept.regions = lane_regions;
     kept.runs = 0;
   }
-  if (kept.runs + 1 == (kept.measured ? kRescheduleEvery : 2))
-    host_ns = running_plan->host_ns.data();
+  if (kept.runs + 1 == (kept.measured ? kRescheduleEvery : 2)) host_ns = plan.host_ns.data();
   ++kept.runs;
   return kept.schedule;
 }

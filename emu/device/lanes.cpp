@@ -18,8 +18,9 @@ constexpr uint32_t kQuit = UINT32_MAX;
 /// gave: ResNet-50 88.8-93.4 ms per inference with it, 84.6-85.9 ms without, alternating.
 const std::atomic<bool> kLanesBusy{true};
 
-/// How long a lane polls before it parks: a compiler tile takes tens of microseconds, and a
-/// futex wake-up on each hand-off costs more than the spin.
+/// How long a lane polls before it parks when it has nothing to run (and, inside a run, how
+/// long it polls between checks of the run's waits): a compiler tile takes tens of
+/// microseconds, and a futex wake-up on each hand-off costs more than the spin.
 constexpr std::chrono::microseconds kLaneSpin{200};
 
 /// Waits beyond its schedule's makespan a run tolerates before it drains.

@@ -79,8 +79,9 @@ class Lanes {
   static constexpr uint32_t kRing = 64;  // scheduled commands per lane (a power of two)
 
   /// One lane's scheduled commands. Positions count from the Lanes' start (across runs): the
-  /// caller stores entry and dep, then tail (release); the lane runs the entry once the other
-  /// lane's `completed` reaches dep (or the job stopped), then stores completed (release).
+  /// caller stores entry and dep, then advances tail (a read-modify-write, spin_wait.h); the
+  /// lane runs the entry once the other lane's `completed` reaches dep (or the job stopped or
+  /// drained), then advances completed.
   struct Queue {
     uint32_t entry[kRing] = {};
     uint32_t dep[kRing] = {};
