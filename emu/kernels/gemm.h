@@ -26,8 +26,9 @@ namespace npu::emu::kern {
 
 // ------------------------------------------------------------------------------------ fp32
 
-struct F32Kernel {
-  size_t mr, nr;
+/// One register tile of a panel width: mr rows x nr columns.
+struct F32Tile {
+  size_t mr;
   /// C[rows][nr] (row stride ldc) = (accumulate ? C : 0) + A[rows][0..kc) (row stride lda)
   /// x panel[kc][nr]. rows is a multiple of mr.
   void (*block)(const float* a, size_t lda, size_t rows, const float* panel, size_t kc, float* c,
@@ -39,9 +40,21 @@ struct F32Kernel {
   void (*taps)(const float* const* runs, size_t ld, size_t taps, size_t kc, const float* panel,
                float* c, size_t ldc, bool accumulate);
 };
+
+/// The tile kernels of one panel width (nr columns): row tiles of several heights, so that a
+/// GEMM of m rows pads few rows (a compiler's 7 x 7 slices have m = 49: 8-row tiles compute 56
+/// rows, 7-row tiles 49). Every tile computes each output as the same FMA chain over k, so the
+/// choice does not change a bit.
+struct F32Kernel {
+  size_t nr;
+  const F32Tile* tiles;  // by preference: the first of those padding least is taken
+  size_t count;
+  /// The row tile for m rows: the fewest rows computed in blocks of gemm_block_rows(m, mr).
+  const F32Tile& tile(size_t m) const;
+};
 /// The widest tile of the selected ISA.
 const F32Kernel& f32_kernel();
-/// The tile for B of n columns: the widest, or a narrower one that pads fewer columns.
+/// The panel width for B of n columns: the one that pads fewest columns (the widest of those).
 const F32Kernel& f32_kernel(size_t n);
 
 /// B rows (n x k floats, row stride ldb) packed into zero-padded panels [n/nr][k][nr].
@@ -75,14 +88,15 @@ class PackedF32 {
   Scratch<float> data_;
 };
 
-inline constexpr size_t kGemmMB = 96;   // rows of A per block (multiple of every mr)
+inline constexpr size_t kGemmMB = 96;   // rows of A per block at most
 inline constexpr size_t kGemmKC = 384;  // K chunk kept hot in cache (fp32)
 
-/// Rows per block of an m-row GEMM with row tile mr: kGemmMB (at most m rounded up to mr), or,
-/// for a shared GEMM, fewer so that there are about four blocks to hand out (the late layers of
-/// a CNN have m = 49 or 196 rows). A row's result does not depend on its block.
+/// Rows per block of an m-row GEMM with row tile mr: the most whole tiles within kGemmMB (at
+/// most m rounded up to mr), or, for a shared GEMM, fewer so that there are about four blocks to
+/// hand out (the late layers of a CNN have m = 49 or 196 rows). A row's result does not depend
+/// on its block.
 inline size_t gemm_block_rows(size_t m, size_t mr, bool split) {
-  const size_t mb = std::min(kGemmMB, (m + mr - 1) / mr * mr);
+  const size_t mb = std::min(kGemmMB / mr * mr, (m + mr - 1) / mr * mr);
   if (!split || m == 0) return mb;
   const size_t quarter = ((m + 3) / 4 + mr - 1) / mr * mr;
   return std::clamp(quarter, mr, mb);
@@ -106,16 +120,17 @@ template <class Fill, class Epi>
 void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split = false,
               const float* a_in_place = nullptr) {
   const F32Kernel& kr = b.kernel();
+  const F32Tile& tile = kr.tile(m);
   const size_t k = b.k();
   const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = gemm_block_rows(m, kr.mr, split);
+  const size_t mb = gemm_block_rows(m, tile.mr, split);
   const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
   parallel_for(blocks, split, [&](Claims& claims) {
     // Scratch of this thread; every element read is written first (fill, padding, kernel).
     const Scratch<float> a(mb * k);
     const Scratch<float> c(mb * ldc);
     for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
-      const size_t rows_pad = (rows + kr.mr - 1) / kr.mr * kr.mr;
+      const size_t rows_pad = (rows + tile.mr - 1) / tile.mr * tile.mr;
       const float* ablk = a.get();
       if (a_in_place != nullptr && rows_pad == rows) {
         ablk = a_in_place + m0 * k;
@@ -127,8 +142,8 @@ void gemm_f32(const PackedF32& b, size_t m, Fill&& fill, Epi&& epi, bool split =
       for (size_t k0 = 0; k0 < k; k0 += kGemmKC) {
         const size_t kc = std::min(kGemmKC, k - k0);
         for (size_t p = 0; p < b.panels(); ++p)
-          kr.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
-                   k0 != 0);
+          tile.block(ablk + k0, k, rows_pad, b.panel(p) + k0 * kr.nr, kc, c.get() + p * kr.nr, ldc,
+                     k0 != 0);
       }
       epi(m0, rows, static_cast<const float*>(c.get()), ldc);
     });
@@ -157,8 +172,10 @@ template <class Runs, class Epi>
 void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& runs, Epi&& epi,
                    bool split = false) {
   const F32Kernel& kr = b.kernel();
+  const F32Tile& tile = kr.tile(m);
+  const size_t mr = tile.mr;
   const size_t ldc = b.panels() * kr.nr;
-  const size_t mb = gemm_block_rows(m, kr.mr, split);
+  const size_t mb = gemm_block_rows(m, mr, split);
   const size_t blocks = mb == 0 ? 0 : (m + mb - 1) / mb;
   const size_t kz = std::max<size_t>(kc, 1);
   // Taps per K chunk: about kGemmKC steps of each panel stay hot across a block's row tiles.
@@ -169,16 +186,16 @@ void gemm_f32_taps(const PackedF32& b, size_t m, size_t taps, size_t kc, Runs&& 
     std::fill(zeros.get(), zeros.get() + kz, 0.0f);
     const Scratch<const float*> table(mb * taps);  // [tap][row]
     for_claimed_blocks(claims, mb, m, [&](size_t m0, size_t rows) {
-      const size_t tiles = (rows + kr.mr - 1) / kr.mr;
-      block_runs(runs, m0, rows, tiles * kr.mr, taps, table.get(), mb,
+      const size_t tiles = (rows + mr - 1) / mr;
+      block_runs(runs, m0, rows, tiles * mr, taps, table.get(), mb,
                  static_cast<const float*>(zeros.get()));
       if (taps == 0 || kc == 0) std::fill(c.get(), c.get() + mb * ldc, 0.0f);
       for (size_t t0 = 0; t0 < taps && kc != 0; t0 += chunk) {
         const size_t tc = std::min(chunk, taps - t0);
         for (size_t p = 0; p < b.panels(); ++p)
-          for (size_t tile = 0; tile < tiles; ++tile)
-            kr.taps(table.get() + t0 * mb + tile * kr.mr, mb, tc, kc, b.panel(p) + t0 * kc * kr.nr,
-                    c.get() + tile * kr.mr * ldc + p * kr.nr, ldc, t0 != 0);
+          for (size_t i = 0; i < tiles; ++i)
+            tile.taps(table.get() + t0 * mb + i * mr, mb, tc, kc, b.panel(p) + t0 * kc * kr.nr,
+                      c.get() + i * mr * ldc + p * kr.nr, ldc, t0 != 0);
       }
       epi(m0, rows, static_cast<const float*>(c.get()), ldc);
     });

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -479,41 +480,96 @@ TEST(Conv2d, PackedWeightsAreReusedUntilTheirSramIsWritten) {
   EXPECT_NE(run(), second);
 }
 
-// A compiler's output-channel slices of 16 or 48 get 16-wide panels on AVX-512 instead of
-// 32-wide ones half full of padding; each output is the same FMA chain over k, so the first
-// 48 columns of a 48-column GEMM and of a 64-column GEMM with the same rows are the same bits.
-TEST(Gemm, NarrowPanelsGiveTheWidePanelsBits) {
+// Every panel width and row tile of every ISA level computes each output as the FMA chain over
+// k (fused where the build contracts, as Conv2d.Fp32IsTheFmaChainOverTheTaps), whether A is
+// filled block by block (gemm_f32) or read in place tap by tap (gemm_f32_taps), alone or
+// shared with the worker: so choosing a tile by the GEMM's shape (a 7-row tile for m = 49, a
+// 48-column panel for n = 48) cannot change a bit. The shapes reach every AVX-512 tile.
+TEST(Gemm, EveryTileComputesTheFmaChain) {
   IsaGuard guard;
-  constexpr size_t m = 37, k = 700, wide = 64, narrow = 48;
-  const std::vector<float> a = random_floats(m * k), b = random_floats(wide * k);
-  const auto run = [&](size_t n) {
-    const kern::PackedF32 packed(b.data(), k, n, k);
-    std::vector<float> c(m * n);
-    kern::gemm_f32(
-        packed, m,
-        [&](size_t m0, size_t rows, float* dst, size_t lda) {
-          for (size_t r = 0; r < rows; ++r) std::copy_n(a.data() + (m0 + r) * k, k, dst + r * lda);
-        },
-        [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
-          for (size_t r = 0; r < rows; ++r) std::copy_n(acc + r * ldc, n, c.data() + (m0 + r) * n);
-        });
-    return std::pair{c, packed.kernel().nr};
-  };
-  for (kern::Isa isa : kIsas) {
-    kern::set_kernel_isa(isa);
-    const auto [cw, nr_wide] = run(wide);
-    const auto [cn, nr_narrow] = run(narrow);
-    if (kern::isa_at_least(kern::Isa::Avx512)) {
-      EXPECT_EQ(nr_wide, 32u);
-      EXPECT_EQ(nr_narrow, 16u);
+  const uint64_t saved_threshold = kern::split_threshold();
+  const size_t ns[] = {5, 16, 32, 48, 64, 112, 240};
+  const size_t ms[] = {1,  2,  3,  5,  7,  8,  9,  13, 14, 15, 16, 17, 21,  28,  30, 35,
+                       42, 49, 50, 56, 63, 70, 84, 90, 91, 96, 97, 98, 140, 196, 224};
+  constexpr size_t kTaps = 3, kKc = 24, kK = kTaps * kKc;
+  std::set<std::pair<size_t, size_t>> used;  // AVX-512 (nr, mr)
+  for (const size_t n : ns) {
+    const std::vector<float> b = random_floats(n * kK);
+    for (const size_t m : ms) {
+      const std::vector<float> a = random_floats(m * kK);  // row r, tap t at a[r * kK + t * kKc]
+      const auto oracle = [&](bool fused) {
+        std::vector<float> want(m * n);
+        for (size_t r = 0; r < m; ++r)
+          for (size_t j = 0; j < n; ++j) {
+            float acc = 0.0f;
+            for (size_t kk = 0; kk < kK; ++kk) {
+              if (fused) {
+                acc = std::fmaf(a[r * kK + kk], b[j * kK + kk], acc);
+              } else {
+                volatile float product = a[r * kK + kk] * b[j * kK + kk];
+                acc = acc + product;
+              }
+            }
+            want[r * n + j] = acc;
+          }
+        return want;
+      };
+      const std::vector<float> fused = oracle(true), unfused = oracle(false);
+      for (kern::Isa isa : kIsas) {
+        kern::set_kernel_isa(isa);
+        const kern::PackedF32 packed(b.data(), kK, n, kK);
+        if (kern::isa_at_least(kern::Isa::Avx512))
+          used.emplace(packed.kernel().nr, packed.kernel().tile(m).mr);
+        const std::vector<float>* want = nullptr;
+        for (const uint64_t threshold : {UINT64_MAX, uint64_t{0}})
+          for (const bool taps : {false, true}) {
+            kern::set_split_threshold(threshold);
+            std::vector<float> got(m * n, NAN);
+            const auto store = [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+              for (size_t r = 0; r < rows; ++r)
+                std::copy_n(acc + r * ldc, n, got.data() + (m0 + r) * n);
+            };
+            if (taps) {
+              kern::gemm_f32_taps(
+                  packed, m, kTaps, kKc,
+                  [&](size_t m0, size_t rows, const float** table, size_t ld, const float*) {
+                    for (size_t t = 0; t < kTaps; ++t)
+                      for (size_t r = 0; r < rows; ++r)
+                        table[t * ld + r] = a.data() + (m0 + r) * kK + t * kKc;
+                  },
+                  store, threshold == 0);
+            } else {
+              kern::gemm_f32(
+                  packed, m,
+                  [&](size_t m0, size_t rows, float* dst, size_t lda) {
+                    for (size_t r = 0; r < rows; ++r)
+                      std::copy_n(a.data() + (m0 + r) * kK, kK, dst + r * lda);
+                  },
+                  store, threshold == 0);
+            }
+            if (want == nullptr)
+              want =
+                  std::memcmp(got.data(), unfused.data(), got.size() * 4) == 0 ? &unfused : &fused;
+            size_t bad = 0;
+            for (size_t i = 0; i < got.size(); ++i)
+              if (std::memcmp(&got[i], &(*want)[i], 4) != 0 && bad++ < 3)
+                ADD_FAILURE() << "isa " << static_cast<int>(isa) << " m " << m << " n " << n
+                              << " taps " << taps << " split " << (threshold == 0) << " at "
+                              << i / n << "," << i % n << ": want " << (*want)[i] << " got "
+                              << got[i];
+            EXPECT_EQ(bad, 0u);
+          }
+      }
     }
-    size_t bad = 0;
-    for (size_t i = 0; i < m; ++i)
-      for (size_t j = 0; j < narrow; ++j)
-        if (std::memcmp(&cw[i * wide + j], &cn[i * narrow + j], 4) != 0 && bad++ < 5)
-          ADD_FAILURE() << "isa " << static_cast<int>(isa) << " at " << i << "," << j << ": "
-                        << cw[i * wide + j] << " vs " << cn[i * narrow + j];
-    EXPECT_EQ(bad, 0u);
+  }
+  kern::set_split_threshold(saved_threshold);
+  kern::set_kernel_isa(kern::Isa::Auto);
+  if (!kern::isa_at_least(kern::Isa::Avx512)) GTEST_SKIP() << "no AVX-512 tiles to cover";
+  for (const size_t n : {16, 32, 48}) {
+    const kern::F32Kernel& kr = kern::f32_kernel(n);
+    EXPECT_EQ(kr.nr, n);
+    for (size_t i = 0; i < kr.count; ++i)
+      EXPECT_TRUE(used.count({kr.nr, kr.tiles[i].mr})) << kr.nr << " x " << kr.tiles[i].mr;
   }
 }
 
