@@ -3,7 +3,7 @@
 // batching, model.cpp).
 //
 // Semantics: a ModelState is built once by load_package() and lives behind Model (buffers
-// at their fixed VAs, command buffers built on first use, the Context — recreated after a
+// at their fixed VAs, command buffers built at load, the Context — recreated after a
 // fault — and the stats of the last run). A RunState lives for one run of the graph (one
 // batch slice): the sizes bound to symbolic dims and the host copies of tensor values.
 //
@@ -41,9 +41,9 @@ struct ModelState {
   std::string name;
   format::Package package;
   std::map<std::string, Buffer> buffers;
-  /// Per segment: its command buffer, built, validated and uploaded on first use.
+  /// Per device segment: its command buffer, built, validated and uploaded at load.
   std::map<size_t, CommandBuffer> cmdbufs;
-  /// Per segment: its commands for the run statistics, split once on first use.
+  /// Per device segment: its commands for the run statistics, split once at load.
   std::map<size_t, std::shared_ptr<const std::vector<npu_cmd>>> commands;
   std::optional<Context> context;
   Priority priority = Priority::kNormal;  // of `context` and of any context made after a fault

@@ -1,7 +1,10 @@
-// Package loader: validation, buffers at their fixed VAs, the Context (package_loader.h).
+// Package loader: validation, buffers at their fixed VAs, the Context, the device segments'
+// command buffers (package_loader.h).
 #include "package_loader.h"
 
 #include <fmt/format.h>
+
+#include "segment_runner.h"
 
 namespace npu::runtime {
 
@@ -71,6 +74,7 @@ Expected<std::unique_ptr<ModelState>> load_package(const Device& device, format:
   m->context.emplace(std::move(*ctx));
   for (const auto& n : md.inputs) m->inputs.push_back(desc(md, n));
   for (const auto& n : md.outputs) m->outputs.push_back(desc(md, n));
+  NPU_TRY(prepare_device_segments(*m));
   return m;
 }
 

@@ -4,8 +4,9 @@
 // (format::validate_package), checks every buffer's fixed address against the device's VA
 // range and alignment, allocates each buffer at its address (BufferOptions::fixed_va;
 // constants filled from their section and device read-only, the others zeroed), maps it (the
-// host copies in and out at each run), creates a Context and lists the graph inputs and
-// outputs. Errors name the package (`name`) and, for a buffer, the buffer:
+// host copies in and out at each run), creates a Context, lists the graph inputs and
+// outputs, and builds, validates and uploads each device segment's command buffer
+// (prepare_device_segments), so that the first run costs what the others do. Errors name the package (`name`) and, for a buffer, the buffer:
 // "m.npub: buffer 'act': address 0x100000010 is not aligned to the device's VA alignment
 // 0x1000".
 //

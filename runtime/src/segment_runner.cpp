@@ -29,7 +29,7 @@ Access access_of(format::Access a) {
                                        : Access::kReadWrite;
 }
 
-/// The segment's command buffer: built, its buffers used and finalized on first use.
+/// The segment's command buffer: built, its buffers used and finalized once (at load).
 Expected<CommandBuffer*> command_buffer(ModelState& m, const format::Segment& s, size_t index,
                                         const std::string& label) {
   auto cached = m.cmdbufs.find(index);
@@ -44,17 +44,24 @@ Expected<CommandBuffer*> command_buffer(ModelState& m, const format::Segment& s,
   return &cached->second;
 }
 
+/// The segment's commands for the run statistics, split once.
+std::shared_ptr<const std::vector<npu_cmd>> segment_commands(ModelState& m,
+                                                             const format::Segment& s,
+                                                             size_t index) {
+  auto& commands = m.commands[index];
+  if (!commands)
+    commands = std::make_shared<const std::vector<npu_cmd>>(
+        split_commands(m.package.sections.at(s.command_buffer).data));
+  return commands;
+}
+
 Expected<void> run_device(RunState& run, const format::Segment& s, size_t index,
                           const RunOptions& o, SegmentStats& st) {
   ModelState& m = run.m;
   const std::string label = segment_label(s, index);
   auto cb = command_buffer(m, s, index, label);
   if (!cb) return cb.error();
-  auto& commands = m.commands[index];
-  if (!commands)
-    commands = std::make_shared<const std::vector<npu_cmd>>(
-        split_commands(m.package.sections.at(s.command_buffer).data));
-  st.command_list = commands;
+  st.command_list = segment_commands(m, s, index);
   if (!m.context) {
     auto ctx = Context::create(m.device, m.priority);
     if (!ctx) return make_error(ctx.error().code, m.where(label + ": " + ctx.error().message));
@@ -145,6 +152,17 @@ Expected<void> run_host(RunState& run, const format::Segment& s, size_t index,
 }
 
 }  // namespace
+
+Expected<void> prepare_device_segments(ModelState& m) {
+  const auto& segs = m.package.metadata.segments;
+  for (size_t i = 0; i < segs.size(); ++i) {
+    if (segs[i].kind != format::SegmentKind::kDevice) continue;
+    auto cb = command_buffer(m, segs[i], i, segment_label(segs[i], i));
+    if (!cb) return cb.error();
+    segment_commands(m, segs[i], i);
+  }
+  return ok();
+}
 
 Expected<void> run_segments(RunState& run, const RunOptions& options) {
   RunStats& stats = run.m.stats;
