@@ -1,8 +1,8 @@
 // fp32 GEMM tile kernels: broadcast-A x panel-B register tiles written with GCC vector
 // extensions, instantiated per ISA (AVX2+FMA: 6x16, baseline SSE2: 4x8; AVX-512: panels of 16,
 // 32 or 48 columns, whichever pads B least, each with row tiles of several heights, whichever
-// pads the GEMM's rows least: a compiler's output-channel slices of 16 or 48 on 7 x 7 pixels
-// would otherwise spend a third or an eighth of their multiply-adds on zero padding). Every tile
+// pads the GEMM's rows least: a compiler's slices of 7 x 7 pixels, m = 49, computed 56 rows
+// with 8-row tiles; a wider panel shares each broadcast A element among more FMAs). Every tile
 // computes each output as the same FMA chain over k, so the choice does not change a bit.
 // This file is compiled with -ffp-contract=fast so that c += a * b becomes an FMA.
 #include <algorithm>
