@@ -1,6 +1,6 @@
 // CONV2D's integer mode on an HWC tile with OHWI weights, exact: depthwise convolutions (zero
 // points inside their dtypes) run a direct loop over the taps in int32, vectorized across
-// channels; the others the quantized GEMM of gemm_q8.h per group, their taps read where they
+// channels (with AVX-512 over input rows widened once to int32, vpmaddwd per tap); the others the quantized GEMM of gemm_q8.h per group, their taps read where they
 // lie (channels per group a multiple of 4, at least kQ8TapMinChannels or a 1x1 stride-1
 // convolution) or built as im2col rows, then quant_out.h's output stage; parameters outside
 // the GEMM's exactness bounds (zero points far outside the dtype range, huge K) a direct loop
@@ -113,39 +113,87 @@ NPU_DEPTHWISE_ROW(depthwise_row_avx2, [[gnu::target("avx2,fma")]])
 #undef NPU_DEPTHWISE_ROW
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/// The same row with AVX-512: per output pixel and 16 channels, the taps accumulated in a
-/// register (one store per pixel instead of one read-modify-write per tap), a masked tail.
+/// The whole depthwise convolution with AVX-512: each input row the taps reach is widened once
+/// to int32 lanes holding x - zp (a ring of kh rows, reused by the next output rows: a 3 x 3
+/// kernel reads each row three times, each pixel nine times), the weights are int16 in the low
+/// half of int32 lanes with a zero high half, so one vpmaddwd is the product of a lane (x - zp
+/// fits 16 bits: |x - zp| <= 255), and per output pixel and 16 channels the taps accumulate in
+/// a register. An output row at a time, then quant_out.h's output stage (as the other ISAs).
+/// Integer sums in int32 are exact in any order (conv_q_depthwise's bound), so the results are
+/// the portable loop's.
+/// One input row of `iw` pixels (pixel stride ic) widened to x - zp in int32 lanes, `groups`
+/// vectors of 16 channels per pixel (the last masked by `tail`, its padding lanes zero).
 template <class T>
-[[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_row_avx512(
-    const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, int64_t oy, int32_t* acc) {
-  const auto ch = static_cast<size_t>(g.oc);
-  const __m512i zv = _mm512_set1_epi32(in_zp);
-  const auto* x0 = reinterpret_cast<const T*>(in);
-  for (int64_t ox = 0; ox < g.ow; ++ox)
-    for (size_t ci = 0; ci < ch; ci += 16) {
-      const auto m = static_cast<__mmask16>(ch - ci >= 16 ? 0xffff : (1u << (ch - ci)) - 1);
-      __m512i a = _mm512_setzero_si512();
-      for (int64_t ky = 0, iy = oy * g.sh - g.pt; ky < g.kh; ++ky, iy += g.dh) {
-        if (iy < 0 || iy >= g.ih) continue;
-        for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw) {
-          if (ix < 0 || ix >= g.iw) continue;
-          const __m128i xb = _mm_maskz_loadu_epi8(m, x0 + (iy * g.iw + ix) * g.ic + ci);
-          const __m512i xv =
-              std::is_signed_v<T> ? _mm512_cvtepi8_epi32(xb) : _mm512_cvtepu8_epi32(xb);
-          const __m512i wv = _mm512_cvtepi16_epi32(
-              _mm256_maskz_loadu_epi16(m, wt + static_cast<size_t>(ky * g.kw + kx) * ch + ci));
-          a = _mm512_add_epi32(a, _mm512_mullo_epi32(_mm512_sub_epi32(xv, zv), wv));
-        }
-      }
-      _mm512_mask_storeu_epi32(acc + static_cast<size_t>(ox) * ch + ci, m, a);
+[[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void widen_row_avx512(
+    const T* x, size_t iw, size_t ic, size_t groups, __mmask16 tail, int32_t zp, int32_t* row) {
+  const __m512i zv = _mm512_set1_epi32(zp);
+  for (size_t ix = 0; ix < iw; ++ix)
+    for (size_t v = 0; v < groups; ++v) {
+      const __mmask16 m = v + 1 == groups ? tail : 0xffff;
+      const __m128i xb = _mm_maskz_loadu_epi8(m, x + ix * ic + v * 16);
+      const __m512i xv = std::is_signed_v<T> ? _mm512_cvtepi8_epi32(xb) : _mm512_cvtepu8_epi32(xb);
+      _mm512_storeu_si512(row + (ix * groups + v) * 16, _mm512_maskz_sub_epi32(m, xv, zv));
     }
+}
+
+template <class T>
+[[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_avx512(
+    const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, const QuantOut& qout,
+    std::byte* out, size_t row_bytes) {
+  const auto ch = static_cast<size_t>(g.oc);
+  const size_t taps = static_cast<size_t>(g.kh * g.kw);
+  const size_t groups = (ch + 15) / 16, cp = groups * 16;  // channels padded to whole vectors
+  const auto tail = static_cast<__mmask16>(ch % 16 == 0 ? 0xffff : (1u << (ch % 16)) - 1);
+  // Weights [tap][cp]: int16 zero-extended into int32 lanes (zero in the padding channels).
+  const Scratch<int32_t> w32(taps * cp);
+  for (size_t t = 0; t < taps; ++t)
+    for (size_t ci = 0; ci < cp; ++ci)
+      w32.get()[t * cp + ci] = ci < ch ? static_cast<uint16_t>(wt[t * ch + ci]) : 0;
+  // The ring of widened input rows: slot iy % kh holds row iy (x - zp, [iw][cp] int32).
+  const auto kh = static_cast<size_t>(g.kh), iw = static_cast<size_t>(g.iw);
+  const Scratch<int32_t> ring(kh * iw * cp);
+  std::vector<int64_t> held(kh, -1);
+  const auto* x0 = reinterpret_cast<const T*>(in);
+  const auto widened = [&](int64_t iy) {
+    int32_t* row = ring.get() + static_cast<size_t>(iy) % kh * iw * cp;
+    if (held[static_cast<size_t>(iy) % kh] != iy) {
+      held[static_cast<size_t>(iy) % kh] = iy;
+      widen_row_avx512(x0 + static_cast<size_t>(iy) * iw * static_cast<size_t>(g.ic), iw,
+                       static_cast<size_t>(g.ic), groups, tail, in_zp, row);
+    }
+    return static_cast<const int32_t*>(row);
+  };
+  const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
+  std::vector<const int32_t*> rows(kh);
+  for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy) {
+    for (int64_t ky = 0, iy = oy * g.sh - g.pt; ky < g.kh; ++ky, iy += g.dh)
+      rows[static_cast<size_t>(ky)] = iy < 0 || iy >= g.ih ? nullptr : widened(iy);
+    for (int64_t ox = 0; ox < g.ow; ++ox)
+      for (size_t v = 0; v < groups; ++v) {
+        __m512i a = _mm512_setzero_si512();
+        for (int64_t ky = 0; ky < g.kh; ++ky) {
+          const int32_t* row = rows[static_cast<size_t>(ky)];
+          if (row == nullptr) continue;
+          const int32_t* wk = w32.get() + static_cast<size_t>(ky * g.kw) * cp + v * 16;
+          for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw) {
+            if (ix < 0 || ix >= g.iw) continue;
+            const __m512i xv = _mm512_loadu_si512(row + static_cast<size_t>(ix) * cp + v * 16);
+            const __m512i wv = _mm512_loadu_si512(wk + static_cast<size_t>(kx) * cp);
+            a = _mm512_add_epi32(a, _mm512_madd_epi16(xv, wv));
+          }
+        }
+        _mm512_mask_storeu_epi32(acc.get() + static_cast<size_t>(ox) * ch + v * 16,
+                                 v + 1 == groups ? tail : 0xffff, a);
+      }
+    qout.rows(out + static_cast<size_t>(oy * g.ow) * row_bytes, row_bytes,
+              QSums{acc.get(), nullptr, ch}, static_cast<size_t>(g.ow), nullptr);
+  }
 }
 #endif
 
 template <class T>
 auto depthwise_row_fn() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  if (isa_at_least(Isa::Avx512)) return depthwise_row_avx512<T>;
   if (isa_at_least(Isa::Avx2)) return depthwise_row_avx2<T>;
 #endif
   return depthwise_row_portable<T>;
@@ -168,8 +216,21 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
     for (size_t t = 0; t < taps; ++t)
       wt[t * ch + ci] = static_cast<int16_t>(ld_int(w, ci * taps + t, c.w_dtype) - q[ci].w_zp);
   const QuantOut qout(qo, q.data(), ch, taps);
-  const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
   const size_t row_bytes = ch * isa::dtype_size(qo.dtype);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  // The widened rows are read after earlier output rows are written: an output over the
+  // input takes the row loop below, which reads the input as it is then (as before).
+  const uint64_t in_bytes = static_cast<uint64_t>(g.ih) * g.iw * g.ic;
+  const uint64_t out_bytes = static_cast<uint64_t>(g.oh) * g.ow * row_bytes;
+  if (isa_at_least(Isa::Avx512) && !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes)) {
+    if (c.in_dtype == NPU_DTYPE_INT8)
+      depthwise_avx512<int8_t>(g, in, in_zp, wt.data(), qout, out, row_bytes);
+    else
+      depthwise_avx512<uint8_t>(g, in, in_zp, wt.data(), qout, out, row_bytes);
+    return true;
+  }
+#endif
+  const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
   const auto row =
       c.in_dtype == NPU_DTYPE_INT8 ? depthwise_row_fn<int8_t>() : depthwise_row_fn<uint8_t>();
   for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy) {
