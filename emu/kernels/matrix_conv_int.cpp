@@ -1,8 +1,9 @@
 // CONV2D's integer mode on an HWC tile with OHWI weights, exact: depthwise convolutions (zero
 // points inside their dtypes) run a direct loop over the taps in int32, vectorized across
-// channels (with AVX-512 over input rows widened once to int32, vpmaddwd per tap); the others the quantized GEMM of gemm_q8.h per group, their taps read where they
-// lie (channels per group a multiple of 4, at least kQ8TapMinChannels or a 1x1 stride-1
-// convolution) or built as im2col rows, then quant_out.h's output stage; parameters outside
+// channels (with AVX-512 over input rows widened once to int32, vpmaddwd per tap); the others
+// the quantized GEMM of gemm_q8.h per group, their taps read where they lie (channels per group
+// a multiple of 4, at least kQ8TapMinChannels or a 1x1 stride-1 convolution) or built as im2col
+// rows, then quant_out.h's output stage; parameters outside
 // the GEMM's exactness bounds (zero points far outside the dtype range, huge K) a direct loop
 // in wrapping 64-bit arithmetic.
 #include <algorithm>
@@ -113,14 +114,6 @@ NPU_DEPTHWISE_ROW(depthwise_row_avx2, [[gnu::target("avx2,fma")]])
 #undef NPU_DEPTHWISE_ROW
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-/// The whole depthwise convolution with AVX-512: each input row the taps reach is widened once
-/// to int32 lanes holding x - zp (a ring of kh rows, reused by the next output rows: a 3 x 3
-/// kernel reads each row three times, each pixel nine times), the weights are int16 in the low
-/// half of int32 lanes with a zero high half, so one vpmaddwd is the product of a lane (x - zp
-/// fits 16 bits: |x - zp| <= 255), and per output pixel and 16 channels the taps accumulate in
-/// a register. An output row at a time, then quant_out.h's output stage (as the other ISAs).
-/// Integer sums in int32 are exact in any order (conv_q_depthwise's bound), so the results are
-/// the portable loop's.
 /// One input row of `iw` pixels (pixel stride ic) widened to x - zp in int32 lanes, `groups`
 /// vectors of 16 channels per pixel (the last masked by `tail`, its padding lanes zero).
 template <class T>
@@ -136,6 +129,14 @@ template <class T>
     }
 }
 
+/// The whole depthwise convolution with AVX-512: each input row the taps reach is widened once
+/// to int32 lanes holding x - zp (kh slots, a row kept while the next output rows read it: a
+/// 3 x 3 kernel reads each row three times, each pixel nine times), the weights are int16 in the
+/// low half of int32 lanes with a zero high half, so one vpmaddwd is the product of a lane (x - zp
+/// fits 16 bits: |x - zp| <= 255), and per output pixel and 16 channels the taps accumulate in
+/// a register. An output row at a time, then quant_out.h's output stage (as the other ISAs).
+/// Integer sums in int32 are exact in any order (conv_q_depthwise's bound), so the results are
+/// the portable loop's.
 template <class T>
 [[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_avx512(
     const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, const QuantOut& qout,
@@ -149,25 +150,36 @@ template <class T>
   for (size_t t = 0; t < taps; ++t)
     for (size_t ci = 0; ci < cp; ++ci)
       w32.get()[t * cp + ci] = ci < ch ? static_cast<uint16_t>(wt[t * ch + ci]) : 0;
-  // The ring of widened input rows: slot iy % kh holds row iy (x - zp, [iw][cp] int32).
+  // The widened input rows: kh slots, each holding row held[s] (x - zp, [iw][cp] int32) or none.
+  // An output row reads kh distinct rows (iy = oy * sh - pt + ky * dh); the slots holding one of
+  // them stay, the others take those not held yet. (Slot iy % kh would not do: with dh = kh
+  // every row of an output row has the same remainder.)
   const auto kh = static_cast<size_t>(g.kh), iw = static_cast<size_t>(g.iw);
   const Scratch<int32_t> ring(kh * iw * cp);
   std::vector<int64_t> held(kh, -1);
+  std::vector<uint8_t> kept(kh);
   const auto* x0 = reinterpret_cast<const T*>(in);
-  const auto widened = [&](int64_t iy) {
-    int32_t* row = ring.get() + static_cast<size_t>(iy) % kh * iw * cp;
-    if (held[static_cast<size_t>(iy) % kh] != iy) {
-      held[static_cast<size_t>(iy) % kh] = iy;
-      widen_row_avx512(x0 + static_cast<size_t>(iy) * iw * static_cast<size_t>(g.ic), iw,
-                       static_cast<size_t>(g.ic), groups, tail, in_zp, row);
-    }
-    return static_cast<const int32_t*>(row);
-  };
+  const auto slot = [&](size_t s) { return ring.get() + s * iw * cp; };
   const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
   std::vector<const int32_t*> rows(kh);
   for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy) {
-    for (int64_t ky = 0, iy = oy * g.sh - g.pt; ky < g.kh; ++ky, iy += g.dh)
-      rows[static_cast<size_t>(ky)] = iy < 0 || iy >= g.ih ? nullptr : widened(iy);
+    std::fill(kept.begin(), kept.end(), 0);
+    for (size_t ky = 0; ky < kh; ++ky) {
+      const int64_t iy = oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh;
+      rows[ky] = nullptr;
+      if (iy < 0 || iy >= g.ih) continue;
+      for (size_t s = 0; s < kh; ++s)
+        if (held[s] == iy) rows[ky] = slot(s), kept[s] = 1;
+    }
+    for (size_t ky = 0, s = 0; ky < kh; ++ky) {
+      const int64_t iy = oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh;
+      if (iy < 0 || iy >= g.ih || rows[ky] != nullptr) continue;
+      while (kept[s] != 0) ++s;  // a free slot: kh slots, at most kh rows wanted
+      kept[s] = 1, held[s] = iy;
+      widen_row_avx512(x0 + static_cast<size_t>(iy) * iw * static_cast<size_t>(g.ic), iw,
+                       static_cast<size_t>(g.ic), groups, tail, in_zp, slot(s));
+      rows[ky] = slot(s);
+    }
     for (int64_t ox = 0; ox < g.ow; ++ox)
       for (size_t v = 0; v < groups; ++v) {
         __m512i a = _mm512_setzero_si512();

@@ -111,6 +111,8 @@ const ConvCase kConvCases[] = {
     {5, 6, 3, 3, 5, 5, 3, 1, 1, 1, 1, 4, 4, 4, 4},       // depthwise, pads > input
     {12, 13, 40, 40, 3, 3, 40, 1, 1, 1, 1, 1, 1, 1, 1},  // depthwise, a tail of 8 channels
     {11, 9, 20, 20, 5, 5, 20, 2, 1, 1, 2, 2, 3, 1, 2},   // depthwise 5x5, stride, dilation
+    {13, 12, 24, 24, 3, 3, 24, 1, 1, 3, 2, 3, 2, 3, 2},  // depthwise, row dilation = kh
+    {9, 9, 16, 16, 2, 2, 16, 1, 1, 2, 2, 1, 1, 1, 1},    // depthwise 2x2, row dilation 2
     {14, 14, 64, 70, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1},   // several blocks and panels
     {4, 4, 3, 5, 4, 4, 1, 1, 1, 1, 1, 0, 0, 0, 0},       // 1x1 output
     // Integer taps read in place: 96 channels (AMX: one 64-byte step and a tail of 32), rows
