@@ -114,6 +114,11 @@ NPU_DEPTHWISE_ROW(depthwise_row_avx2, [[gnu::target("avx2,fma")]])
 #undef NPU_DEPTHWISE_ROW
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/// Widened rows depthwise_avx512 keeps: as many as an output row reads inside the input.
+size_t depthwise_slots(const Geo& g) {
+  return static_cast<size_t>(std::min(g.kh, g.ih));
+}
+
 /// One input row of `iw` pixels (pixel stride ic) widened to x - zp in int32 lanes, `groups`
 /// vectors of 16 channels per pixel (the last masked by `tail`, its padding lanes zero).
 template <class T>
@@ -150,14 +155,16 @@ template <class T>
   for (size_t t = 0; t < taps; ++t)
     for (size_t ci = 0; ci < cp; ++ci)
       w32.get()[t * cp + ci] = ci < ch ? static_cast<uint16_t>(wt[t * ch + ci]) : 0;
-  // The widened input rows: kh slots, each holding row held[s] (x - zp, [iw][cp] int32) or none.
-  // An output row reads kh distinct rows (iy = oy * sh - pt + ky * dh); the slots holding one of
-  // them stay, the others take those not held yet. (Slot iy % kh would not do: with dh = kh
-  // every row of an output row has the same remainder.)
+  // The widened input rows: depthwise_slots() slots, each holding row held[s] (x - zp, [iw][cp]
+  // int32) or none. An output row reads at most that many distinct rows inside the input (iy =
+  // oy * sh - pt + ky * dh); the slots holding one of them stay, the others take those not held
+  // yet. (Slot iy % kh would not do: with dh = kh every row of an output row has the same
+  // remainder.)
   const auto kh = static_cast<size_t>(g.kh), iw = static_cast<size_t>(g.iw);
-  const Scratch<int32_t> ring(kh * iw * cp);
-  std::vector<int64_t> held(kh, -1);
-  std::vector<uint8_t> kept(kh);
+  const size_t slots = depthwise_slots(g);
+  const Scratch<int32_t> ring(slots * iw * cp);
+  std::vector<int64_t> held(slots, -1);
+  std::vector<uint8_t> kept(slots);
   const auto* x0 = reinterpret_cast<const T*>(in);
   const auto slot = [&](size_t s) { return ring.get() + s * iw * cp; };
   const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
@@ -168,13 +175,13 @@ template <class T>
       const int64_t iy = oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh;
       rows[ky] = nullptr;
       if (iy < 0 || iy >= g.ih) continue;
-      for (size_t s = 0; s < kh; ++s)
+      for (size_t s = 0; s < slots; ++s)
         if (held[s] == iy) rows[ky] = slot(s), kept[s] = 1;
     }
     for (size_t ky = 0, s = 0; ky < kh; ++ky) {
       const int64_t iy = oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh;
       if (iy < 0 || iy >= g.ih || rows[ky] != nullptr) continue;
-      while (kept[s] != 0) ++s;  // a free slot: kh slots, at most kh rows wanted
+      while (kept[s] != 0) ++s;  // a free slot: no more rows wanted than slots
       kept[s] = 1, held[s] = iy;
       widen_row_avx512(x0 + static_cast<size_t>(iy) * iw * static_cast<size_t>(g.ic), iw,
                        static_cast<size_t>(g.ic), groups, tail, in_zp, slot(s));
@@ -232,9 +239,13 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   // The widened rows are read after earlier output rows are written: an output over the
   // input takes the row loop below, which reads the input as it is then (as before).
+  // Also the row loop when the widened rows would take more than 16 MiB (kh and iw * ic of an
+  // SRAM tile can both be large; a model's tile needs a few hundred KiB).
   const uint64_t in_bytes = static_cast<uint64_t>(g.ih) * g.iw * g.ic;
   const uint64_t out_bytes = static_cast<uint64_t>(g.oh) * g.ow * row_bytes;
-  if (isa_at_least(Isa::Avx512) && !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes)) {
+  const uint64_t ring_bytes = uint64_t{depthwise_slots(g)} * g.iw * ((ch + 15) / 16 * 16) * 4;
+  if (isa_at_least(Isa::Avx512) && !ranges_overlap(c.in_addr, in_bytes, c.out_addr, out_bytes) &&
+      ring_bytes <= (uint64_t{16} << 20)) {
     if (c.in_dtype == NPU_DTYPE_INT8)
       depthwise_avx512<int8_t>(g, in, in_zp, wt.data(), qout, out, row_bytes);
     else
