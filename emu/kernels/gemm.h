@@ -47,8 +47,7 @@ struct F32Tile {
 /// choice does not change a bit.
 struct F32Kernel {
   size_t nr;
-  const F32Tile* tiles;  // by preference: the first of those padding least is taken
-  size_t count;
+  std::span<const F32Tile> tiles;  // by preference: the first of those padding least is taken
   /// The row tile for m rows: the fewest rows computed in blocks of gemm_block_rows(m, mr).
   const F32Tile& tile(size_t m) const;
 };

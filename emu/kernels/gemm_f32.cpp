@@ -112,7 +112,7 @@ void taps_sse(const float* const* runs, size_t ld, size_t taps, size_t kc, const
   taps_impl<V4, MR, NV>(runs, ld, taps, kc, panel, c, ldc, accumulate);
 }
 constexpr F32Tile kSseTiles[] = {{4, block_sse<4, 2>, taps_sse<4, 2>}};
-constexpr F32Kernel kSse{8, kSseTiles, std::size(kSseTiles)};
+constexpr F32Kernel kSse{8, kSseTiles};
 
 #ifdef NPU_KERN_X86
 template <size_t MR, size_t NV>
@@ -128,7 +128,7 @@ template <size_t MR, size_t NV>
   taps_impl<V8, MR, NV>(runs, ld, taps, kc, panel, c, ldc, accumulate);
 }
 constexpr F32Tile kAvx2Tiles[] = {{6, block_avx2<6, 2>, taps_avx2<6, 2>}};
-constexpr F32Kernel kAvx2{16, kAvx2Tiles, std::size(kAvx2Tiles)};
+constexpr F32Kernel kAvx2{16, kAvx2Tiles};
 
 template <size_t MR, size_t NV>
 [[gnu::target("avx512f,avx512vl,avx2,fma")]] void block_avx512(const float* a, size_t lda,
@@ -157,9 +157,9 @@ constexpr F32Tile kAvx512N16Tiles[] = {kAvx512Tile<16, 1>, kAvx512Tile<14, 1>, k
                                        kAvx512Tile<8, 1>, kAvx512Tile<7, 1>};
 constexpr F32Tile kAvx512N32Tiles[] = {kAvx512Tile<8, 2>, kAvx512Tile<7, 2>};
 constexpr F32Tile kAvx512N48Tiles[] = {kAvx512Tile<8, 3>, kAvx512Tile<7, 3>};
-constexpr F32Kernel kAvx512N16{16, kAvx512N16Tiles, std::size(kAvx512N16Tiles)};
-constexpr F32Kernel kAvx512{32, kAvx512N32Tiles, std::size(kAvx512N32Tiles)};
-constexpr F32Kernel kAvx512N48{48, kAvx512N48Tiles, std::size(kAvx512N48Tiles)};
+constexpr F32Kernel kAvx512N16{16, kAvx512N16Tiles};
+constexpr F32Kernel kAvx512{32, kAvx512N32Tiles};
+constexpr F32Kernel kAvx512N48{48, kAvx512N48Tiles};
 
 /// 16 elements of a B row (fp32, or fp16/bf16 widened exactly as npu/isa/half.h does: F16C's
 /// vcvtph2ps, and bf16 as the upper half of an fp32), zero past `mask`.
@@ -203,13 +203,13 @@ constexpr F32Kernel kAvx512N48{48, kAvx512N48Tiles, std::size(kAvx512N48Tiles)};
 }  // namespace
 
 const F32Tile& F32Kernel::tile(size_t m) const {
-  const F32Tile* best = tiles;
+  const F32Tile* best = &tiles.front();
   size_t fewest = SIZE_MAX;
-  for (const F32Tile* t = tiles; t != tiles + count; ++t) {
-    const size_t mb = gemm_block_rows(m, t->mr, false);
+  for (const F32Tile& t : tiles) {
+    const size_t mb = gemm_block_rows(m, t.mr, false);
     const size_t whole = mb == 0 ? 0 : m / mb;
-    const size_t rows = whole * mb + (m - whole * mb + t->mr - 1) / t->mr * t->mr;
-    if (rows < fewest) best = t, fewest = rows;
+    const size_t rows = whole * mb + (m - whole * mb + t.mr - 1) / t.mr * t.mr;
+    if (rows < fewest) best = &t, fewest = rows;
   }
   return *best;
 }

@@ -3,9 +3,8 @@
 // channels (with AVX-512 over input rows widened once to int32, vpmaddwd per tap); the others
 // the quantized GEMM of gemm_q8.h per group, their taps read where they lie (channels per group
 // a multiple of 4, at least kQ8TapMinChannels or a 1x1 stride-1 convolution) or built as im2col
-// rows, then quant_out.h's output stage; parameters outside
-// the GEMM's exactness bounds (zero points far outside the dtype range, huge K) a direct loop
-// in wrapping 64-bit arithmetic.
+// rows, then quant_out.h's output stage; parameters outside the GEMM's exactness bounds (zero
+// points far outside the dtype range, huge K) a direct loop in wrapping 64-bit arithmetic.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -171,17 +170,15 @@ template <class T>
   std::vector<const int32_t*> rows(kh);
   for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy) {
     std::fill(kept.begin(), kept.end(), 0);
-    for (size_t ky = 0; ky < kh; ++ky) {
-      const int64_t iy = oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh;
-      rows[ky] = nullptr;
-      if (iy < 0 || iy >= g.ih) continue;
-      for (size_t s = 0; s < slots; ++s)
-        if (held[s] == iy) rows[ky] = slot(s), kept[s] = 1;
-    }
-    for (size_t ky = 0, s = 0; ky < kh; ++ky) {
+    std::fill(rows.begin(), rows.end(), nullptr);
+    for (size_t s = 0; s < slots; ++s)  // rows held from earlier output rows (-1: none)
+      for (size_t ky = 0; ky < kh && held[s] >= 0; ++ky)
+        if (held[s] == oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh)
+          rows[ky] = slot(s), kept[s] = 1;
+    for (size_t ky = 0, s = 0; ky < kh; ++ky) {  // the others, into free slots
       const int64_t iy = oy * g.sh - g.pt + static_cast<int64_t>(ky) * g.dh;
       if (iy < 0 || iy >= g.ih || rows[ky] != nullptr) continue;
-      while (kept[s] != 0) ++s;  // a free slot: no more rows wanted than slots
+      while (kept[s] != 0) ++s;  // there is one: no more rows wanted than slots
       kept[s] = 1, held[s] = iy;
       widen_row_avx512(x0 + static_cast<size_t>(iy) * iw * static_cast<size_t>(g.ic), iw,
                        static_cast<size_t>(g.ic), groups, tail, in_zp, slot(s));

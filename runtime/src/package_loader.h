@@ -6,9 +6,9 @@
 // constants filled from their section and device read-only, the others zeroed), maps it (the
 // host copies in and out at each run), creates a Context, lists the graph inputs and
 // outputs, and builds, validates and uploads each device segment's command buffer
-// (prepare_device_segments), so that the first run costs what the others do. Errors name the package (`name`) and, for a buffer, the buffer:
-// "m.npub: buffer 'act': address 0x100000010 is not aligned to the device's VA alignment
-// 0x1000".
+// (prepare_device_segments), so that the first run costs what the others do. Errors name the
+// package (`name`) and, for a buffer, the buffer: "m.npub: buffer 'act': address 0x100000010 is not
+// aligned to the device's VA alignment 0x1000".
 //
 // Threading: none shared; the device may be used by other threads meanwhile.
 // Lifetime: the state keeps the device (through its Buffers, Context and Device handle).

@@ -2,11 +2,11 @@
 //
 // Semantics: a device segment is its command-buffer section (CommandBuffer::from_bytes)
 // with the buffers it lists use()d — built, validated and uploaded when the model is loaded
-// (prepare_device_segments) and kept in ModelState::cmdbufs — submitted on the model's Context and waited for; a fault or a failed
-// wait drops the Context (a banned context is useless), and the next segment or run creates
-// a new one. After a device segment, the host copies of its outputs are dropped (the device
-// wrote them). A host segment runs npu::ops::run() on the host copies of its inputs (read
-// from their locations when needed), checks each output's dtype and shape against the
+// (prepare_device_segments) and kept in ModelState::cmdbufs — submitted on the model's Context and
+// waited for; a fault or a failed wait drops the Context (a banned context is useless), and the
+// next segment or run creates a new one. After a device segment, the host copies of its outputs are
+// dropped (the device wrote them). A host segment runs npu::ops::run() on the host copies of its
+// inputs (read from their locations when needed), checks each output's dtype and shape against the
 // package (binding symbolic dims it fixes) and writes outputs that have a location back for
 // later device segments. run_segments() records a SegmentStats per executed segment and the
 // sums (not wall_ns) in ModelState::stats, also when a segment fails (up to and including it).

@@ -572,8 +572,8 @@ TEST(Gemm, EveryTileComputesTheFmaChain) {
   for (const size_t n : {16, 32, 48}) {
     const kern::F32Kernel& kr = kern::f32_kernel(n);
     EXPECT_EQ(kr.nr, n);
-    for (size_t i = 0; i < kr.count; ++i)
-      EXPECT_TRUE(used.count({kr.nr, kr.tiles[i].mr})) << kr.nr << " x " << kr.tiles[i].mr;
+    for (const kern::F32Tile& t : kr.tiles)
+      EXPECT_TRUE(used.count({kr.nr, t.mr})) << kr.nr << " x " << t.mr;
   }
 }
 
