@@ -1,12 +1,13 @@
-// The fp32 exponential of the vector engine's EXP and SIGMOID activations, 16 elements per
-// AVX-512 instruction, bit for bit what the scalar rule computes (npu/ref/scalar.h:
-// std::exp(float), the C library's expf, and 1 / (1 + exp(-x)) in fp32). The vector loop
-// replays glibc's expf (2^(k/32) from a 32-entry table times a cubic in double precision, with
-// the FMAs of its FMA build, the variant glibc picks on every CPU with AVX-512); lanes whose
-// |x| >= 88 (overflow, underflow, infinities, NaN) take the scalar function. Before the first
-// use the loop is compared with std::exp on 4352 inputs spread over every float exponent and
-// the special thresholds; a C library that computes otherwise keeps the scalar rule. So the
-// results never depend on the path, only the speed does.
+// The fp32 exponential of the vector engine's EXP and SIGMOID activations, 8 elements per
+// AVX-512 instruction (in double precision) and 32 in flight, bit for bit what the scalar
+// rule computes (npu/ref/scalar.h: std::exp(float), the C library's expf, and 1 / (1 +
+// exp(-x)) in fp32). The vector loop replays glibc's expf (2^(k/32) from a 32-entry table
+// times a cubic in double precision, with the FMAs of its FMA build, the variant glibc picks
+// on every CPU with AVX-512); lanes whose |x| >= 88 (overflow, underflow, infinities, NaN)
+// take the scalar function. Before the first use the loop is compared with std::exp on 4352
+// inputs spread over every float exponent and the special thresholds; a C library that
+// computes otherwise keeps the scalar rule. So the results never depend on the path, only the
+// speed does.
 //
 // Pure functions; any thread (the one-time check is a function-local static).
 #pragma once

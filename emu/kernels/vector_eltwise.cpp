@@ -182,7 +182,7 @@ void activation(const npu_cmd_activation& c, std::span<std::byte> sram, std::byt
     switch (c.dtype) {
       case NPU_DTYPE_FP32:
         if constexpr (kFn == NPU_ACT_SIGMOID || kFn == NPU_ACT_EXP) {
-          if (exp_f32_vectorized()) {  // contiguous runs 16 at a time, the same bits
+          if (exp_f32_vectorized()) {  // contiguous runs 32 at a time, the same bits
             const Space<2> s = collapse<2>(c.shape, {&c.in, &c.out});
             for_runs<2>(s, {sram.data() + c.in.addr, sram.data() + c.out.addr}, {4, 4},
                         [&](const auto& p, uint64_t n, const auto& st) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu_isa.h"
+#include "exp_f32.h"
 #include "npu/emu/kernels.h"
 #include "npu/ref/scalar.h"
 #include "test_util.h"
@@ -122,11 +123,12 @@ TEST(Activation, Fp32EveryFunctionStrided) {
   }
 }
 
-// fp32 EXP and SIGMOID run 16 lanes at a time at the AVX-512 level (exp_f32.h, glibc's expf
-// replayed), with the scalar function for |x| >= 88, infinities and NaN: the same bits as
-// ref::activation on every float exponent, both signs, the special thresholds, and runs of
-// every length mod 16, contiguous or strided. (All 2^32 inputs were compared once with a
-// separate program; see the commit that added exp_f32.)
+// fp32 EXP and SIGMOID run 32 lanes at a time at the AVX-512 level (exp_f32.h, glibc's expf
+// replayed; a block with a lane of |x| >= 88, an infinity or NaN, and the tail, 8 at a time
+// with the scalar function for those lanes): the same bits as ref::activation on every float
+// exponent, both signs, the special thresholds, contiguous and strided, in runs that are not a
+// multiple of 32 long. (All 2^32 inputs were compared once with a separate program; see the
+// commit that added exp_f32.)
 TEST(Activation, ExpAndSigmoidAreTheScalarBits) {
   constexpr size_t kN = 70001;  // not a multiple of 16
   std::vector<float> x(kN);
@@ -162,6 +164,16 @@ TEST(Activation, ExpAndSigmoidAreTheScalarBits) {
               << want << " got " << out[i];
         }
       }
+}
+
+// The vector loop is what runs on a CPU with AVX-512 (glibc computes expf with the FMAs it
+// replays): were the check before its first use to refuse it, the bits above would come from
+// the scalar rule and the loop would be slow without a word.
+TEST(Activation, ExpLoopRunsWhereTheCpuHasAvx512) {
+  IsaGuard guard;
+  kern::set_kernel_isa(kern::Isa::Avx512);
+  if (!kern::isa_at_least(kern::Isa::Avx512)) GTEST_SKIP() << "no AVX-512 on this host";
+  EXPECT_TRUE(kern::exp_f32_vectorized());
 }
 
 TEST(Activation, IntegerFunctionsAndCopy) {
