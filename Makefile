@@ -136,11 +136,12 @@ bench-abi: deps
 
 # Ours vs PyTorch CPU on the torchvision models, one run (docs/performance.md; not part of
 # `make test`): ours in fp32, int8, fp16 and bf16 beside PyTorch fp32 and int8, warm and cold.
-# MODELS=resnet18,mobilenet_v2 and PRECISIONS=fp32,int8 limit it; REPEAT=N timed inferences.
+# MODELS=resnet18,mobilenet_v2 and PRECISIONS=fp32,int8 limit it; REPEAT=N timed inferences
+# per round, ROUNDS=R rounds (ours and PyTorch in turn).
 bench-vs-pytorch: deps-realmodels build
 	/usr/bin/python3 bench/vs_pytorch.py --build $(BUILD) \
 	    $(if $(MODELS),--models $(MODELS)) $(if $(PRECISIONS),--precisions $(PRECISIONS)) \
-	    $(if $(REPEAT),--repeat $(REPEAT))
+	    $(if $(REPEAT),--repeat $(REPEAT)) $(if $(ROUNDS),--rounds $(ROUNDS))
 
 # One device, many tenants (issue 30; docs/performance.md): a SqueezeNet victim's latency alone
 # and under 1-3 ResNet-50 flooders through npu-daemon, NORMAL and REALTIME, with and without

@@ -11,19 +11,24 @@ transformers of export_torchvision.BEYOND: vit_small and gpt_decoder) this scrip
        fp32   as it is,
        int8   --quantize int8 --calibration input.npy (calibrated on the same input),
        fp16   --precision fp16,   bf16   --precision bf16,
-     and runs each package with
+     and runs each package R times (rounds) with
        npu-submit MODEL.npub --input input=input.npy --repeat N --warmup K --json
-     taking the median latency of the N timed inferences (warm: submit -> emulate -> result,
-     one process) and the first inference of the fresh process (cold: loading is not in it,
+     taking the median latency of the rounds' N timed inferences together (warm: submit ->
+     emulate -> result) and the median of the rounds' first inferences of a fresh process
+     (cold: loading is not in it,
      the first run's page faults, weight packing and scratch allocation are; the report's
      host time of that run, measured with the per-command profile on), and compares the
      output with PyTorch's fp32 output (max abs diff),
   3. times the same PyTorch model on the same input in fp32 and in int8: FX graph mode
      post-training quantization (prepare_fx/convert_fx, the 'onednn' qconfig mapping with the
      default backend config; Debian's PyTorch has no FBGEMM), calibrated on the same input,
-     run on the oneDNN quantized engine. Warm: K warm-up then the median of N runs with 1 and
-     with 2 intra-op threads, the better of the two. Cold: the first run of a fresh copy (fp32)
-     or of the freshly converted model (int8), with 2 threads,
+     run on the oneDNN quantized engine. Warm: per round K warm-up then N runs with 1 and
+     with 2 intra-op threads; the median of the rounds' runs, the better thread count. Cold:
+     the first run of a fresh copy (fp32, the rounds' median) or of the freshly converted
+     model (int8, once), with 2 threads,
+  4. ours and PyTorch take turns round by round (odd rounds PyTorch first): this machine's
+     speed drifts by tens of percent within minutes, and measuring one after the other put
+     that drift into the ratios (ResNet-18 fp32 0.87x to 1.35x PyTorch between runs),
 and prints three tables: warm milliseconds with the ratios, cold milliseconds, and per
 precision the modeled device cycles, our CPU time per inference and the output difference;
 then geometric means of the ratios (over every model that ran, and over the issue-27 set:
@@ -31,7 +36,8 @@ ResNet-18, MobileNetV2, ResNet-50, EfficientNet-B0). Ratios below 1 mean we are 
 
 Usage: bench/vs_pytorch.py [--build build] [--models resnet18,mobilenet_v2,...]
                            [--precisions fp32,int8,fp16,bf16] [--no-torch-int8]
-                           [--repeat 10] [--warmup 2] [--workdir DIR] [--json FILE]
+                           [--repeat 10] [--warmup 2] [--rounds 3] [--workdir DIR]
+                           [--json FILE]
 Needs Debian's python3-torch, python3-torchvision, python3-onnx (make deps-realmodels).
 """
 import argparse
@@ -83,6 +89,7 @@ def time_once(model, x):
 
 
 def time_torch(model, x, threads, warmup, repeat):
+    """The repeat timed runs' milliseconds after warmup untimed ones, on `threads` threads."""
     torch.set_num_threads(threads)
     with torch.no_grad():
         for _ in range(max(warmup, 1)):
@@ -92,13 +99,12 @@ def time_torch(model, x, threads, warmup, repeat):
             s = time.perf_counter()
             model(x)
             times.append((time.perf_counter() - s) * 1e3)
-    return float(np.median(times))
+    return times
 
 
-def best_of_threads(model, x, warmup, repeat):
-    t1 = time_torch(model, x, 1, warmup, repeat)
-    t2 = time_torch(model, x, 2, warmup, repeat)
-    return (t1, 1) if t1 <= t2 else (t2, 2)
+def best_of_threads(samples):
+    """(median ms, threads) of the better thread count; samples: {threads: [ms, ...]}."""
+    return min((float(np.median(v)), t) for t, v in samples.items())
 
 
 def torch_int8(model, x):
@@ -131,46 +137,86 @@ def compile_flags(precision, d):
     return []
 
 
-def run_ours(tools, d, precision, args):
-    """One precision of one model: compile, then npu-submit in benchmark mode."""
-    compile_tool, submit_tool = tools
+def compile_ours(tools, d, precision):
     pkg = os.path.join(d, f"model_{precision}.npub")
-    run([compile_tool, os.path.join(d, "model.onnx"), "-o", pkg] + compile_flags(precision, d))
+    run([tools[0], os.path.join(d, "model.onnx"), "-o", pkg] + compile_flags(precision, d))
+    return pkg
+
+
+def measure_ours(tools, d, precision, args):
+    """One round of one precision of one model: npu-submit in benchmark mode, a fresh process."""
+    pkg = os.path.join(d, f"model_{precision}.npub")
     out_dir = os.path.join(d, f"out_{precision}")
-    report = json.loads(run([submit_tool, pkg, "--input", f"input={d}/input.npy",
+    report = json.loads(run([tools[1], pkg, "--input", f"input={d}/input.npy",
                              "--output-dir", out_dir, "--repeat", str(args.repeat),
                              "--warmup", str(args.warmup), "--json"]))
     b = report["benchmark"]
     got = np.load(os.path.join(out_dir, "output.npy"))
     want = np.load(os.path.join(d, "expected.npy"))
-    return dict(ms=b["latency_ms"]["median"], min_ms=b["latency_ms"]["min"],
-                cold_ms=report["host_ns"] / 1e6, cycles=b["device_cycles"],
+    return dict(samples=b["latency_ms"]["samples"], cold_ms=report["host_ns"] / 1e6,
+                cycles=b["device_cycles"],
                 cpu_ms=(b["cpu_user_s"] + b["cpu_sys_s"]) * 1e3 / b["repeat"],
                 faults=b["minor_faults_per_inference"],
                 max_abs_diff=float(np.max(np.abs(got.astype(np.float64) - want))))
 
 
-def run_torch(name, d, args, with_int8):
-    """PyTorch fp32 (and int8) on the model's input: warm best of 1 and 2 threads, and cold."""
-    x = torch.from_numpy(np.load(os.path.join(d, "input.npy")))
-    res = {}
-    model = torch_model(name)
-    torch.set_num_threads(2)
-    res["fp32_cold_ms"] = time_once(copy.deepcopy(model), x)
-    res["fp32_ms"], res["fp32_threads"] = best_of_threads(model, x, args.warmup, args.repeat)
-    if with_int8 and x.dtype == torch.float32:
-        try:
-            torch.set_num_threads(2)
-            q = torch_int8(model, x)
-            res["int8_cold_ms"] = time_once(q, x)
-            res["int8_ms"], res["int8_threads"] = best_of_threads(q, x, args.warmup, args.repeat)
-        except Exception as e:  # noqa: BLE001 (FX cannot trace some models: report and go on)
-            res["int8_error"] = str(e).strip().splitlines()[0][:120] if str(e).strip() else repr(e)
-    return res
+def pool_ours(rounds):
+    """The rounds of one precision as one result: warm = the median of every round's timed
+    inferences, cold = the median of the rounds' first inferences."""
+    samples = [t for r in rounds for t in r["samples"]]
+    return dict(ms=float(np.median(samples)), min_ms=float(min(samples)),
+                cold_ms=float(np.median([r["cold_ms"] for r in rounds])),
+                cycles=rounds[-1]["cycles"],
+                cpu_ms=float(np.mean([r["cpu_ms"] for r in rounds])),
+                faults=float(np.mean([r["faults"] for r in rounds])),
+                max_abs_diff=max(r["max_abs_diff"] for r in rounds), rounds=len(rounds))
+
+
+class TorchRuns:
+    """PyTorch fp32 (and int8) of one model on its input, measured round by round between ours:
+    each round times the warm runs with 1 and with 2 intra-op threads and a cold fp32 run of a
+    fresh copy; the int8 model is converted (and its cold run timed, 2 threads) once."""
+
+    def __init__(self, name, d, with_int8):
+        self.x = torch.from_numpy(np.load(os.path.join(d, "input.npy")))
+        self.model = torch_model(name)
+        self.with_int8 = with_int8 and self.x.dtype == torch.float32
+        self.q = None
+        self.res = {}
+        self.warm = {"fp32": {1: [], 2: []}, "int8": {1: [], 2: []}}
+        self.cold = []
+
+    def round(self, args):
+        torch.set_num_threads(2)
+        self.cold.append(time_once(copy.deepcopy(self.model), self.x))
+        for t in (1, 2):
+            self.warm["fp32"][t] += time_torch(self.model, self.x, t, args.warmup, args.repeat)
+        if not self.with_int8:
+            return
+        if self.q is None:
+            try:
+                torch.set_num_threads(2)
+                self.q = torch_int8(self.model, self.x)
+                self.res["int8_cold_ms"] = time_once(self.q, self.x)
+            except Exception as e:  # noqa: BLE001 (FX cannot trace some models: report, go on)
+                self.with_int8 = False
+                msg = str(e).strip()
+                self.res["int8_error"] = msg.splitlines()[0][:120] if msg else repr(e)
+                return
+        for t in (1, 2):
+            self.warm["int8"][t] += time_torch(self.q, self.x, t, args.warmup, args.repeat)
+
+    def result(self):
+        res = dict(self.res)
+        res["fp32_cold_ms"] = float(np.median(self.cold))
+        res["fp32_ms"], res["fp32_threads"] = best_of_threads(self.warm["fp32"])
+        if self.warm["int8"][1]:
+            res["int8_ms"], res["int8_threads"] = best_of_threads(self.warm["int8"])
+        return res
 
 
 def geomean(xs):
-    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
 def print_table(hdr, table):
@@ -194,11 +240,13 @@ def main():
     ap.add_argument("--no-torch-int8", action="store_true", help="skip PyTorch int8")
     ap.add_argument("--repeat", type=int, default=10, help="timed inferences (default 10)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed inferences first (default 2)")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="rounds per model, ours and PyTorch in turn (default 3)")
     ap.add_argument("--workdir", help="keep exports and packages here (default: a temp dir)")
     ap.add_argument("--json", help="also write the rows as JSON to this file")
     args = ap.parse_args()
-    if args.repeat < 1 or args.warmup < 0:
-        die("--repeat must be at least 1 and --warmup at least 0")
+    if args.repeat < 1 or args.warmup < 0 or args.rounds < 1:
+        die("--repeat and --rounds must be at least 1 and --warmup at least 0")
     precisions = [p for p in args.precisions.split(",") if p]
     for p in precisions:
         if p not in PRECISIONS:
@@ -211,8 +259,8 @@ def main():
         if m not in export_torchvision.BEYOND and not hasattr(torchvision.models, m):
             die(f"unknown model '{m}' (neither torchvision's nor export_torchvision.BEYOND's)")
 
-    print(f"vs_pytorch: {len(models)} models x {','.join(precisions)}, {args.warmup} warm-up + "
-          f"{args.repeat} timed inferences each, work dir {workdir}", flush=True)
+    print(f"vs_pytorch: {len(models)} models x {','.join(precisions)}, {args.rounds} rounds of "
+          f"{args.warmup} warm-up + {args.repeat} timed inferences each, work dir {workdir}", flush=True)
     rows = []
     for m in models:
         row = {"model": m, "ours": {}, "errors": {}}
@@ -228,15 +276,39 @@ def main():
             row["errors"]["export"] = str(getattr(e, "stderr", "") or e).strip()[-160:]
             print(f"  {m}: export FAILED", flush=True)
             continue
+        # Ours and PyTorch take turns, round by round (odd rounds PyTorch first), so that both
+        # see the same minutes of a machine whose speed drifts; each pools its rounds.
+        rounds = {}
         for p in precisions:
             try:
-                row["ours"][p] = run_ours(tools, d, p, args)
-            except (RuntimeError, OSError, KeyError, ValueError) as e:
+                compile_ours(tools, d, p)
+                rounds[p] = []
+            except (RuntimeError, OSError) as e:
                 row["errors"][p] = str(e).strip().splitlines()[-1][:160]
+        torch_runs = None
         try:
-            row["torch"] = run_torch(m, d, args, not args.no_torch_int8)
+            torch_runs = TorchRuns(m, d, not args.no_torch_int8)
         except (RuntimeError, OSError, ValueError) as e:
             row["errors"]["torch"] = str(e).strip().splitlines()[-1][:160]
+        for k in range(args.rounds):
+            steps = ["ours", "torch"] if k % 2 == 0 else ["torch", "ours"]
+            for step in steps:
+                if step == "torch" and torch_runs is not None:
+                    try:
+                        torch_runs.round(args)
+                    except (RuntimeError, OSError, ValueError) as e:
+                        row["errors"]["torch"] = str(e).strip().splitlines()[-1][:160]
+                        torch_runs = None
+                for p in list(rounds) if step == "ours" else []:
+                    try:
+                        rounds[p].append(measure_ours(tools, d, p, args))
+                    except (RuntimeError, OSError, KeyError, ValueError) as e:
+                        row["errors"][p] = str(e).strip().splitlines()[-1][:160]
+                        del rounds[p]
+        for p, r in rounds.items():
+            row["ours"][p] = pool_ours(r)
+        if torch_runs is not None:
+            row["torch"] = torch_runs.result()
         parts = [f"{p} {row['ours'][p]['ms']:.1f} ms" if p in row["ours"] else f"{p} FAILED"
                  for p in precisions]
         t = row.get("torch", {})
@@ -257,7 +329,8 @@ def main():
         ("fp16/fp32", lambda r: ratio(ours(r, "fp16"), ours(r, "fp32"))),
         ("bf16/fp32", lambda r: ratio(ours(r, "bf16"), ours(r, "fp32"))),
     ]
-    print("\nWarm: median ms per inference (PyTorch: best of 1 and 2 threads)\n")
+    print(f"\nWarm: median ms per inference over {args.rounds} rounds of {args.repeat} "
+          "(PyTorch: best of 1 and 2 threads)\n")
     hdr = ["model"] + [f"ours {p}" for p in precisions] + ["PT fp32", "PT int8"] + \
         [c for c, _ in ratio_cols]
     table = []
@@ -278,7 +351,8 @@ def main():
         table.append(line)
     print_table(hdr, table)
 
-    print("\nCold: the first inference of a fresh process (ours) or model (PyTorch), ms\n")
+    print("\nCold: the first inference of a fresh process (ours) or model (PyTorch), ms; the "
+          "median of the rounds (PyTorch int8: the first round's)\n")
     hdr = ["model"] + [f"ours {p}" for p in precisions] + ["PT fp32", "PT int8"] + \
         [f"{p} cold/warm" for p in precisions]
     table = []
