@@ -35,8 +35,17 @@ bool LaneChoice::lanes(uint64_t key) {
   // Lanes unless one thread is clearly faster: within a fifth, the difference is as likely
   // a neighbour's noise, and on a free second core the lanes are the faster way.
   const bool best = j.median(1) * 5 <= j.median(0) * 6;
-  if (++j.since_probe >= kProbeEvery) {
+  if (static_cast<int>(best) != j.choice) {  // the first choice, or the machine changed
+    j.choice = best;
+    j.probe_every = kProbeEvery;
     j.since_probe = 0;
+  } else if (j.probed) {  // the other way was tried and is still the slower
+    j.probe_every = std::min(2 * j.probe_every, kProbeMax);
+  }
+  j.probed = false;
+  if (++j.since_probe >= j.probe_every) {
+    j.since_probe = 0;
+    j.probed = true;
     return !best;
   }
   return best;

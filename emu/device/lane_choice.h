@@ -7,7 +7,12 @@
 // three times per job first, alternating, lanes first; the first run of each way is not counted
 // (it pays the job's first page faults and packing). Then the way with the lower median of its
 // last three times runs (the lanes unless one thread is faster by more than a fifth), the other
-// being tried again every kProbeEvery runs, so a machine whose load changes is followed. A median,
+// being tried again after kProbeEvery runs, so a machine whose load changes is followed. A probe
+// that leaves the choice as it was doubles the runs to the next one, up to kProbeMax; a choice
+// that changes (by a probe or by the chosen way's own times) brings them back to kProbeEvery.
+// Each probe of the slower way costs what that way is slower (ResNet-18 fp32: one thread about
+// 64 ms against 40 on the lanes, so every eighth run paid a twelfth of the job's time again);
+// a machine whose load holds still now pays for about one probe in 64 runs. A median,
 // not an average: on a shared virtual machine one run in a few is slowed by a neighbour, and an
 // average of two runs (the earlier rule) then picked one thread for ResNet-50 fp32 (115 ms per
 // inference against 82 ms on the lanes). Results and cycles do not depend on the choice (the lanes
@@ -26,6 +31,7 @@ namespace npu::emu {
 class LaneChoice {
  public:
   static constexpr uint32_t kProbeEvery = 8;
+  static constexpr uint32_t kProbeMax = 64;
   static constexpr uint32_t kFirstRuns = 3;  // of each way, before the first choice
   static constexpr size_t kJobs = 8;
 
@@ -42,6 +48,9 @@ class LaneChoice {
     uint64_t last[2][3] = {};   // [0]: one thread, [1]: two lanes; the last three counted times
     uint32_t runs[2] = {0, 0};  // runs of each way, the uncounted first one included
     uint32_t since_probe = 0;
+    uint32_t probe_every = kProbeEvery;  // runs from one probe of the other way to the next
+    int choice = -1;                     // the way chosen last: 0 one thread, 1 lanes; -1 none yet
+    bool probed = false;                 // the last run was a probe
     /// The median of way w's counted times (of those there are, up to three; of two, the lower).
     uint64_t median(int w) const;
   };

@@ -1,7 +1,7 @@
 // LaneChoice (emu/device/lane_choice.h): each way run three times per job (the first not
-// counted), then the faster by the median of its last three, the other tried again every
-// kProbeEvery runs; one slow run does not flip the choice; jobs apart; a changed machine
-// followed.
+// counted), then the faster by the median of its last three, the other tried again after
+// kProbeEvery runs, then after twice as many each time it is still slower (up to kProbeMax);
+// one slow run does not flip the choice; jobs apart; a changed machine followed.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -51,6 +51,31 @@ TEST(LaneChoice, FollowsAMachineWhoseLoadChanges) {
   for (size_t i = ways.size() - LaneChoice::kProbeEvery; i < ways.size(); ++i)
     tail_lanes += ways[i];
   EXPECT_EQ(tail_lanes, 1);
+}
+
+/// The runs (counted from 0) on which `ways` took the way other than `usual`.
+std::vector<int> probes(const std::vector<bool>& ways, bool usual) {
+  std::vector<int> at;
+  for (size_t i = 0; i < ways.size(); ++i)
+    if (ways[i] != usual) at.push_back(static_cast<int>(i));
+  return at;
+}
+
+// While the lanes stay the faster way, each probe of one thread that confirms it doubles the
+// runs to the next (8, 16, 32, then 64 at most); once the lanes turn slower, the choice changes
+// and the probes come every 8 runs again.
+TEST(LaneChoice, ProbesBackOffWhileTheChoiceHolds) {
+  static_assert(LaneChoice::kProbeEvery == 8 && LaneChoice::kProbeMax == 64);
+  LaneChoice c;
+  run(c, 5, 6, 1000, 2000);
+  EXPECT_EQ(probes(run(c, 5, 240, 1000, 2000), true),
+            (std::vector<int>{7, 7 + 16, 7 + 16 + 32, 7 + 16 + 32 + 64, 7 + 16 + 32 + 64 * 2}));
+  // The second core gets busy: the lanes' own runs (4000 ns) make one thread the choice after
+  // two of them (their median of three), and one thread is then probed every 8 runs.
+  const std::vector<bool> ways = run(c, 5, 2 + 24, 4000, 2000);
+  EXPECT_TRUE(ways[0] && ways[1]);
+  EXPECT_EQ(probes(std::vector<bool>(ways.begin() + 2, ways.end()), false),
+            (std::vector<int>{7, 7 + 16}));
 }
 
 TEST(LaneChoice, KeepsJobsApartAndForgetsTheLeastRecentlyUsed) {
