@@ -127,6 +127,7 @@ struct Device::Impl {
   std::vector<LaneRegion> lane_regions;
   std::vector<uint32_t> lane_timeline;       // the schedule entry of each lane command
   std::vector<std::byte*> lane_dram;         // its DRAM operand's host address, if any
+  std::vector<uint8_t> lane_refused;         // not run: the gate stopped the job before it
   const SerialPlan* running_plan = nullptr;  // the plan of the running serial job
   std::vector<LaneRegion> serial_regions;    // run_serial_command's, kept to reuse its memory
   // The serial plans of the programs run last (serial_plan.h; under run_mu).
@@ -262,7 +263,11 @@ struct Device::Impl {
   /// Runs `range` (a stretch of the causal order) on the lanes when worth it, else one
   /// command after another; returns how many of its commands ran.
   size_t run_range(std::span<const uint32_t> range, const isa::Schedule& s, bool& on_lanes_ran);
-  /// Runs `order` one safe-point segment at a time, asking the gate before each.
+  /// Data commands from which run_segments() puts no further safe-point segment in a stretch
+  /// run on the lanes.
+  static constexpr size_t kLanesStretch = 1024;
+  /// Runs `order` in stretches of whole safe-point segments (one segment each when not on the
+  /// lanes), every command asking the gate before it starts.
   size_t run_segments(std::span<const uint32_t> order, const isa::Schedule& s, bool& on_lanes_ran);
   /// The profile of a serial job of which `ran` commands of the plan's order ran.
   void serial_profile(const SerialPlan& plan, size_t ran);

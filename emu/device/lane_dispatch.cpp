@@ -107,6 +107,13 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
     lane_dram.push_back(dram);
   }
   if (!lanes) lanes = std::make_unique<Lanes>();
+  // A command of a segment the gate refuses (the job stops at the safe point before it) does
+  // not run: it is refused, and so are the later segments' commands, which are all that
+  // conflict with it.
+  lane_refused.assign(lane_cmds.size(), 0);
+  const std::function<uint64_t(uint32_t)> point_end = [&s](uint32_t point) {
+    return s.timeline[point].end;
+  };
   uint32_t* host_ns = nullptr;  // where this run measures each command's host time
   const LaneSchedule& schedule = lane_schedule(*running_plan, order.front(), host_ns);
   const uint64_t drained = lanes->drained_runs();
@@ -114,6 +121,10 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
       lane_cmds, lane_regions,
       [&](uint32_t i, int /*lane*/) {
         const isa::CommandTime& t = s.timeline[lane_timeline[i]];
+        if (gate && !gate->admit(t.index, point_end)) {
+          lane_refused[i] = 1;
+          return true;
+        }
         const LaneCommand& lc = lane_cmds[i];
         const auto start = host_ns != nullptr ? std::chrono::steady_clock::now()
                                               : std::chrono::steady_clock::time_point{};
@@ -139,7 +150,13 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   }
   size_t ran = 0, i = 0;
   for (const uint32_t k : order) {
-    if (is_data(s.timeline[k], cmds[s.timeline[k].index]) && done[i++] == 0) break;
+    const isa::CommandTime& t = s.timeline[k];
+    if (is_data(t, cmds[t.index])) {
+      if (done[i] == 0 || lane_refused[i] != 0) break;
+      ++i;
+    } else if (gate && !gate->admit(t.index, point_end)) {
+      break;  // a segment of control commands only, which no lane asked for
+    }
     ++ran;
   }
   return ran;

@@ -5,12 +5,15 @@
 // of a segment not yet entered makes the gate ask JobOptions::yield once, with the virtual
 // cycle at which the preceding safe point completes. If it answers true, that segment and every
 // later one are skipped: the job stops at that safe point, once the commands before it are done.
-// The serial device runs one segment at a time (on the host lanes or one command after
-// another) and asks before each; the command processor of the engine threads asks at the FENCE.
+// The serial device asks before every command: one command after another, a segment at a
+// time; on the host lanes, several segments at a time (serial_runner.cpp), whose commands may
+// overlap; the command processor of the engine threads asks at the FENCE.
 //
 // Why this is enough for the run to stop cleanly: a safe point is a FENCE, so every command of
 // a segment starts at or after the end of every command of the segments before it; the serial
-// causal order therefore holds all of segment k before any of segment k+1.
+// causal order therefore holds all of segment k before any of segment k+1. On the lanes a
+// command refused by the gate is not run, and every command that conflicts with it comes later
+// in that order (a later segment, also refused); the commands of earlier segments all run.
 // A safe point that END follows is not offered (nothing would be left to resume).
 //
 // Threading: admit() may be called from several host lanes at once (a lock guards the

@@ -25,6 +25,26 @@ isa::Program copy_program(uint64_t x, uint64_t d, const isa::DeviceConfig& cfg) 
   return p.has_value() ? std::move(*p) : isa::Program{};
 }
 
+/// `segs` safe-point segments, each a load of `bytes` from x + seg * bytes into one of two SRAM
+/// slots and its store to d + seg * bytes, then a FENCE that is a safe point.
+isa::Program segments_program(uint64_t x, uint64_t d, uint32_t segs, uint32_t bytes,
+                              const isa::DeviceConfig& cfg) {
+  isa::CommandBufferBuilder b;
+  for (uint32_t seg = 0; seg < segs; ++seg) {
+    const uint32_t slot = (seg % 2) * bytes;
+    b.add(dma(NPU_OP_DMA_LOAD, x + uint64_t{seg} * bytes, slot, bytes));
+    b.add(sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0));
+    b.add(sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0));
+    b.add(dma(NPU_OP_DMA_STORE, d + uint64_t{seg} * bytes, slot, bytes));
+    npu_cmd fence = make(NPU_OP_FENCE, NPU_ENGINE_CP);  // a safe point
+    fence.hdr.flags = NPU_FENCE_FLAG_PREEMPT;
+    b.add(fence);
+  }
+  auto p = isa::validate(b.finish(), cfg);
+  EXPECT_TRUE(p.has_value()) << p.error().message;
+  return p.has_value() ? std::move(*p) : isa::Program{};
+}
+
 void expect_same(const JobResult& a, const JobResult& b) {
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.fault.kind, b.fault.kind);
@@ -99,27 +119,61 @@ TEST(SerialPlan, ALargeJobOfSmallSegmentsRunsThemAllOnTheLanes) {
   constexpr uint32_t kSegs = 32, kBytes = 16384;
   const uint64_t x = dram.add(kSegs * kBytes), d = dram.add(kSegs * kBytes);
   for (size_t i = 0; i < kSegs * kBytes; ++i) dram.at(0)[i] = std::byte((i * 7 + i / 4096) & 0xff);
-  isa::CommandBufferBuilder b;
-  for (uint32_t seg = 0; seg < kSegs; ++seg) {
-    const uint32_t slot = (seg % 2) * kBytes;
-    b.add(dma(NPU_OP_DMA_LOAD, x + seg * kBytes, slot, kBytes));
-    b.add(sem(NPU_OP_SEM_SIGNAL, NPU_ENGINE_DMA_IN, 0));
-    b.add(sem(NPU_OP_SEM_WAIT, NPU_ENGINE_DMA_OUT, 0));
-    b.add(dma(NPU_OP_DMA_STORE, d + seg * kBytes, slot, kBytes));
-    npu_cmd fence = make(NPU_OP_FENCE, NPU_ENGINE_CP);  // a safe point
-    fence.hdr.flags = NPU_FENCE_FLAG_PREEMPT;
-    b.add(fence);
-  }
-  auto p = isa::validate(b.finish(), cfg);
-  ASSERT_TRUE(p.has_value()) << p.error().message;
+  const isa::Program p = segments_program(x, d, kSegs, kBytes, cfg);
+  ASSERT_FALSE(p.cmds.empty());
   JobOptions options;
   options.yield = [](uint64_t) { return false; };  // a gate, never stopping
-  ASSERT_EQ(isa::safe_points(p->cmds).size(), kSegs);
-  const JobResult r = dev.run(*p, dram.mmu, options);
+  ASSERT_EQ(isa::safe_points(p.cmds).size(), kSegs);
+  const JobResult r = dev.run(p, dram.mmu, options);
   ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
   EXPECT_GE(r.profile.cycles, 1'000'000u);
   EXPECT_TRUE(r.on_lanes);
   EXPECT_EQ(dram.at(1), dram.at(0));
+}
+
+// On the lanes, whole safe-point segments run as one stretch (up to Impl::kLanesStretch data
+// commands), and the segments' commands overlap; the job still stops exactly at the safe point
+// the gate chose: every command before it done, none after it begun (each asks the gate before
+// it starts), and the rest runs when the job is resumed there.
+TEST(SerialPlan, ALanesStretchStopsAtTheSafePointTheGateChose) {
+  const isa::DeviceConfig cfg = small_config();
+  Device dev(cfg);
+  Dram dram;
+  constexpr uint32_t kSegs = 32, kBytes = 4096;
+  const uint64_t x = dram.add(kSegs * kBytes), d = dram.add(kSegs * kBytes);
+  for (size_t i = 0; i < kSegs * kBytes; ++i) dram.at(0)[i] = std::byte((i * 5 + i / 4096) | 1);
+  const isa::Program p = segments_program(x, d, kSegs, kBytes, cfg);
+  const std::vector<uint32_t> points = isa::safe_points(p.cmds);
+  ASSERT_EQ(points.size(), kSegs);
+  for (const uint32_t stop : {0u, 1u, 7u, 30u}) {
+    SCOPED_TRACE(stop);
+    std::fill(dram.at(1).begin(), dram.at(1).end(), std::byte{0});
+    JobOptions options;
+    options.host_lanes = HostLanes::On;
+    uint32_t asked = 0;  // the gate asks about safe point k as segment k + 1 is entered
+    options.yield = [&](uint64_t) { return asked++ == stop; };
+    const JobResult r = dev.run(p, dram.mmu, options);
+    ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
+    EXPECT_TRUE(r.on_lanes);
+    EXPECT_EQ(r.resume_at, points[stop] + 1);
+    for (uint32_t seg = 0; seg < kSegs; ++seg) {
+      const auto from = static_cast<ptrdiff_t>(seg * kBytes);
+      const bool stored = std::equal(dram.at(1).begin() + from, dram.at(1).begin() + from + kBytes,
+                                     dram.at(0).begin() + from);
+      const bool untouched =
+          std::all_of(dram.at(1).begin() + from, dram.at(1).begin() + from + kBytes,
+                      [](std::byte v) { return v == std::byte{0}; });
+      EXPECT_TRUE(seg <= stop ? stored : untouched) << "segment " << seg;
+    }
+    JobOptions rest;
+    rest.host_lanes = HostLanes::On;
+    rest.begin = r.resume_at;
+    rest.yield = [](uint64_t) { return false; };
+    const JobResult r2 = dev.run(p, dram.mmu, rest);
+    ASSERT_EQ(r2.status, DRM_NPU_JOB_OK);
+    EXPECT_EQ(r2.resume_at, 0u);
+    EXPECT_EQ(dram.at(1), dram.at(0));
+  }
 }
 
 }  // namespace
