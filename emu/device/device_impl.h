@@ -263,9 +263,9 @@ struct Device::Impl {
   /// Runs `range` (a stretch of the causal order) on the lanes when worth it, else one
   /// command after another; returns how many of its commands ran.
   size_t run_range(std::span<const uint32_t> range, const isa::Schedule& s, bool& on_lanes_ran);
-  /// Data commands from which run_segments() puts no further safe-point segment in a stretch
-  /// run on the lanes.
-  static constexpr size_t kLanesStretch = 1024;
+  /// Commands from which run_segments() puts no further safe-point segment in a stretch run
+  /// on the lanes (ResNet-18 fp32: 13,626 commands, 4,080 of them data commands).
+  static constexpr size_t kLanesStretch = 4096;
   /// Runs `order` in stretches of whole safe-point segments (one segment each when not on the
   /// lanes), every command asking the gate before it starts.
   size_t run_segments(std::span<const uint32_t> order, const isa::Schedule& s, bool& on_lanes_ran);

@@ -59,6 +59,12 @@ class SafePointGate {
   /// The segment command `index` belongs to: 0 up to and including the first safe point.
   uint32_t segment(uint32_t index) const;
 
+  /// The safe point (command index) that ends segment `seg`; nullopt for the last segment,
+  /// which runs to the program's end.
+  std::optional<uint32_t> segment_end(uint32_t seg) const {
+    return seg < points_.size() ? std::optional<uint32_t>(points_[seg]) : std::nullopt;
+  }
+
  private:
   std::vector<uint32_t> points_;  // safe points of the run not followed by END, ascending
   std::function<bool(uint64_t)> yield_;

@@ -152,7 +152,7 @@ size_t Device::Impl::run_segments(std::span<const uint32_t> order, const isa::Sc
                                   bool& on_lanes_ran) {
   // Whole safe-point segments (the commands up to and including a safe point) at a time: a
   // safe point is a FENCE, so each segment is a contiguous stretch of the causal order. On the
-  // lanes a stretch holds segments until kLanesStretch data commands: both lanes wait for each
+  // lanes a stretch holds segments until kLanesStretch commands: both lanes wait for each
   // other at a stretch's end (ResNet-18 fp32: 40 segments of about 100 data commands; in one
   // run's measured times its schedules took 15% more than half its work, 5% as one stretch).
   // Every command asks the gate before it starts (run_range, run_on_lanes), so the first
@@ -160,12 +160,13 @@ size_t Device::Impl::run_segments(std::span<const uint32_t> order, const isa::Sc
   // the commands before it are done, and none after it has started.
   size_t ran = 0;
   for (size_t from = 0; from < order.size() && !job.aborted();) {
-    size_t to = from, data = 0;
-    do {
-      const uint32_t seg = gate->segment(s.timeline[order[to]].index);
-      for (; to < order.size() && gate->segment(s.timeline[order[to]].index) == seg; ++to)
-        data += is_data(s.timeline[order[to]], cmds[s.timeline[order[to]].index]);
-    } while (lanes_this_job && to < order.size() && data < kLanesStretch);
+    size_t to = from;
+    do {  // a whole segment: up to its safe point, the last command of it in the causal order
+      const std::optional<uint32_t> end =
+          gate->segment_end(gate->segment(s.timeline[order[to]].index));
+      while (to < order.size() && (!end || s.timeline[order[to]].index != *end)) ++to;
+      to += to < order.size();
+    } while (lanes_this_job && to < order.size() && to - from < kLanesStretch);
     const size_t n = run_range(order.subspan(from, to - from), s, on_lanes_ran);
     ran += n;
     if (n != to - from) break;

@@ -131,7 +131,7 @@ TEST(SerialPlan, ALargeJobOfSmallSegmentsRunsThemAllOnTheLanes) {
   EXPECT_EQ(dram.at(1), dram.at(0));
 }
 
-// On the lanes, whole safe-point segments run as one stretch (up to Impl::kLanesStretch data
+// On the lanes, whole safe-point segments run as one stretch (up to Impl::kLanesStretch
 // commands), and the segments' commands overlap; the job still stops exactly at the safe point
 // the gate chose: every command before it done, none after it begun (each asks the gate before
 // it starts), and the rest runs when the job is resumed there.
