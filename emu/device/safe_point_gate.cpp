@@ -12,6 +12,7 @@ SafePointGate::SafePointGate(std::span<const npu_cmd> cmds, std::function<bool(u
   for (const uint32_t p : isa::safe_points(cmds)) {
     if (p + 1 < cmds.size() && cmds[p + 1].hdr.opcode != NPU_OP_END) points_.push_back(p);
   }
+  if (!points_.empty()) open_through_.store(points_[0], std::memory_order_relaxed);
 }
 
 uint32_t SafePointGate::segment(uint32_t index) const {
@@ -20,16 +21,18 @@ uint32_t SafePointGate::segment(uint32_t index) const {
 }
 
 bool SafePointGate::admit(uint32_t index, const std::function<uint64_t(uint32_t)>& fence_end) {
+  if (index <= open_through_.load(std::memory_order_acquire)) return true;
   const uint32_t seg = segment(index);
-  if (seg <= admitted_.load(std::memory_order_acquire)) return true;
   std::lock_guard lk(mu_);
-  for (uint32_t a = admitted_.load(std::memory_order_relaxed); a < seg; ++a) {
+  for (uint32_t a = admitted_; a < seg; ++a) {
     if (stop_) return false;
     if (yield_(fence_end(points_[a]))) {
       stop_ = a;
       return false;
     }
-    admitted_.store(a + 1, std::memory_order_release);
+    admitted_ = a + 1;
+    open_through_.store(a + 1 < points_.size() ? points_[a + 1] : UINT32_MAX,
+                        std::memory_order_release);
   }
   return true;
 }

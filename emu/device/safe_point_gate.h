@@ -17,8 +17,8 @@
 // A safe point that END follows is not offered (nothing would be left to resume).
 //
 // Threading: admit() may be called from several host lanes at once (a lock guards the
-// decision; an admitted segment is a lock-free check); the yield callback runs under that
-// lock, on whichever thread crossed the safe point first. Lifetime: one per run().
+// decision; a command of an admitted segment is one atomic load); the yield callback runs under
+// that lock, on whichever thread crossed the safe point first. Lifetime: one per run().
 #pragma once
 
 #include <atomic>
@@ -68,7 +68,10 @@ class SafePointGate {
  private:
   std::vector<uint32_t> points_;  // safe points of the run not followed by END, ascending
   std::function<bool(uint64_t)> yield_;
-  std::atomic<uint32_t> admitted_{0};  // segments 0..admitted_ may run
+  uint32_t admitted_ = 0;  // segments 0..admitted_ may run (under mu_)
+  // The last command of segment admitted_ (UINT32_MAX: the last segment): a command at or
+  // before it is admitted without a lock or a search, as every command asks.
+  std::atomic<uint32_t> open_through_{UINT32_MAX};
   mutable std::mutex mu_;
   std::optional<uint32_t> stop_;  // the segment after which the run stops
 };

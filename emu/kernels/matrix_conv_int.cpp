@@ -134,13 +134,13 @@ template <class T>
 }
 
 /// The whole depthwise convolution with AVX-512: each input row the taps reach is widened once
-/// to int32 lanes holding x - zp (kh slots, a row kept while the next output rows read it: a
-/// 3 x 3 kernel reads each row three times, each pixel nine times), the weights are int16 in the
-/// low half of int32 lanes with a zero high half, so one vpmaddwd is the product of a lane (x - zp
-/// fits 16 bits: |x - zp| <= 255), and per output pixel and 16 channels the taps accumulate in
-/// a register. An output row at a time, then quant_out.h's output stage (as the other ISAs).
-/// Integer sums in int32 are exact in any order (conv_q_depthwise's bound), so the results are
-/// the portable loop's.
+/// to int32 lanes holding x - zp (depthwise_slots() of them, a row kept while the next output rows
+/// read it: a 3 x 3 kernel reads each row three times, each pixel nine times), the weights are
+/// int16 in the low half of int32 lanes with a zero high half, so one vpmaddwd is the product of a
+/// lane (x - zp fits 16 bits: |x - zp| <= 255), and per output pixel and 16 channels the taps
+/// accumulate in a register. An output row at a time, then quant_out.h's output stage (as the other
+/// ISAs). Integer sums in int32 are exact in any order (conv_q_depthwise's bound), so the results
+/// are the portable loop's.
 template <class T>
 [[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_avx512(
     const Geo& g, const std::byte* in, int32_t in_zp, const int16_t* wt, const QuantOut& qout,
