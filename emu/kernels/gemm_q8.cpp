@@ -263,6 +263,49 @@ const Q8Kernel* bf16_kernel(size_t n) {
   return nullptr;
 }
 
+// ----------------------------------------------------------------------------- row sums
+
+namespace {
+
+#ifdef NPU_KERN_X86
+/// vpsadbw against zero sums 8 unsigned bytes per 64-bit lane; int8 bytes are moved to uint8
+/// by flipping their top bit (x + 128), and the 128 of every lane taken off at the end. The
+/// tail is a zero-masked load: its missing lanes read 0 (flipped: 128), counted like the rest.
+[[gnu::target("avx512f,avx512bw")]] int64_t row_sum_avx512(const uint8_t* a, size_t n,
+                                                           bool a_signed) {
+  const __m512i flip = _mm512_set1_epi8(a_signed ? static_cast<char>(0x80) : 0);
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i acc = zero;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64)
+    acc = _mm512_add_epi64(
+        acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_loadu_si512(a + i), flip), zero));
+  size_t vectors = i / 64;
+  if (i < n) {
+    const __mmask64 tail = (uint64_t{1} << (n - i)) - 1;
+    acc = _mm512_add_epi64(
+        acc, _mm512_sad_epu8(_mm512_xor_si512(_mm512_maskz_loadu_epi8(tail, a + i), flip), zero));
+    ++vectors;
+  }
+  const auto total = static_cast<int64_t>(_mm512_reduce_add_epi64(acc));
+  return a_signed ? total - static_cast<int64_t>(128 * 64 * vectors) : total;
+}
+#endif
+
+}  // namespace
+
+int64_t q8_row_sum(const uint8_t* a, size_t n, bool a_signed) {
+#ifdef NPU_KERN_X86
+  if (isa_at_least(Isa::Avx512)) return row_sum_avx512(a, n, a_signed);
+#endif
+  int64_t s = 0;
+  if (a_signed)
+    for (size_t i = 0; i < n; ++i) s += static_cast<int8_t>(a[i]);
+  else
+    for (size_t i = 0; i < n; ++i) s += a[i];
+  return s;
+}
+
 // ------------------------------------------------------------------------------ packing
 
 PackedQ8::PackedQ8(const Q8Kernel& kern, const Layout& l, std::span<const int32_t> w_zp)

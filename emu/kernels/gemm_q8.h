@@ -129,6 +129,11 @@ class PackedQ8 {
 /// int64 term of the sums is below 2^61. Otherwise the callers' direct loops run.
 bool q8_gemm_ok(bool a_signed, int64_t a_zp, std::span<const int32_t> w_zp, uint64_t k);
 
+/// The sum of n bytes of A in its stored domain (int8 when a_signed, else uint8): a row's R,
+/// or an input pixel's sum over a convolution's channels. Exact on every level (AVX-512: sums
+/// of absolute differences, 64 bytes per step).
+int64_t q8_row_sum(const uint8_t* a, size_t n, bool a_signed);
+
 /// The sums of one block of rows as the GEMM hands them over: int32 when the whole K fitted
 /// one kernel chunk (s32), int64 when it was cut (s64), fp32 for bf16 pairs (f32); row
 /// stride ld.

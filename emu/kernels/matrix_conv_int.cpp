@@ -285,9 +285,8 @@ class TapSums {
       if (iy < 0 || iy >= g.ih) continue;
       for (int64_t x = std::max<int64_t>(0, g.pl); x < pw_ && x - g.pl < g.iw; ++x) {
         const T* p = in + ((iy * g.iw + x - g.pl) * g.ic + grp * g.cin_g);
-        int32_t s = 0;
-        for (size_t ci = 0; ci < cg; ++ci) s += p[ci];
-        sums_[static_cast<size_t>(y * pw_ + x)] = s;
+        sums_[static_cast<size_t>(y * pw_ + x)] = static_cast<int32_t>(
+            q8_row_sum(reinterpret_cast<const uint8_t*>(p), cg, std::is_signed_v<T>));
       }
     }
   }

@@ -82,16 +82,6 @@ void matmul_q_direct(const npu_cmd_matmul& c, std::span<std::byte> sram,
   }
 }
 
-/// Sum of a row of k bytes of A (stored domain).
-int64_t row_sum(const uint8_t* a, size_t k, bool a_signed) {
-  int64_t s = 0;
-  if (a_signed)
-    for (size_t i = 0; i < k; ++i) s += static_cast<int8_t>(a[i]);
-  else
-    for (size_t i = 0; i < k; ++i) s += a[i];
-  return s;
-}
-
 void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
   const size_t m = c.m, k = c.k, n = c.n;
   const std::vector<npu_chan_qparams> q = read_qparams(sram, c.chan_addr, n);
@@ -124,7 +114,7 @@ void matmul_q(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     const auto store = [&](size_t m0, size_t r, QSums s) {
       std::array<int64_t, kGemmMB> rowsums;  // a block has at most kGemmMB rows
       if (qout->needs_rowsum())
-        for (size_t i = 0; i < r; ++i) rowsums[i] = row_sum(a + (m0 + i) * k, k, a_signed);
+        for (size_t i = 0; i < r; ++i) rowsums[i] = q8_row_sum(a + (m0 + i) * k, k, a_signed);
       qout->rows(out + m0 * n * oes, n * oes, s, r,
                  qout->needs_rowsum() ? rowsums.data() : nullptr);
     };
