@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <type_traits>
 #include <vector>
 
@@ -133,6 +134,27 @@ template <class T>
     }
 }
 
+/// One output pixel's 16 channels (vector v) of depthwise_avx512, every tap's column checked:
+/// acc[ox][v * 16, + 16) (row stride g.oc) = the sum over the taps inside the input.
+[[gnu::target("avx512f,avx512bw,avx512vl,avx2,fma")]] void depthwise_pixel(
+    const Geo& g, std::span<const int32_t* const> rows, const int32_t* w32, size_t cp, size_t v,
+    __mmask16 store, int64_t ox, int32_t* acc) {
+  __m512i a = _mm512_setzero_si512();
+  for (int64_t ky = 0; ky < g.kh; ++ky) {
+    const int32_t* row = rows[static_cast<size_t>(ky)];
+    if (row == nullptr) continue;
+    const int32_t* wk = w32 + static_cast<size_t>(ky * g.kw) * cp + v * 16;
+    for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw) {
+      if (ix < 0 || ix >= g.iw) continue;
+      const __m512i xv = _mm512_loadu_si512(row + static_cast<size_t>(ix) * cp + v * 16);
+      const __m512i wv = _mm512_loadu_si512(wk + static_cast<size_t>(kx) * cp);
+      a = _mm512_add_epi32(a, _mm512_madd_epi16(xv, wv));
+    }
+  }
+  _mm512_mask_storeu_epi32(acc + static_cast<size_t>(ox) * static_cast<size_t>(g.oc) + v * 16,
+                           store, a);
+}
+
 /// The whole depthwise convolution with AVX-512: each input row the taps reach is widened once
 /// to int32 lanes holding x - zp (depthwise_slots() of them, a row kept while the next output rows
 /// read it: a 3 x 3 kernel reads each row three times, each pixel nine times), the weights are
@@ -168,6 +190,12 @@ template <class T>
   const auto slot = [&](size_t s) { return ring.get() + s * iw * cp; };
   const Scratch<int32_t> acc(static_cast<size_t>(g.ow) * ch);
   std::vector<const int32_t*> rows(kh);
+  // The output pixels whose every tap column lies inside the input: ix = ox * sw - pl + kx * dw
+  // in [0, iw) for kx = 0 and kx = kw - 1.
+  const int64_t reach = (g.kw - 1) * g.dw;
+  const int64_t ox_in = (g.pl + g.sw - 1) / g.sw;
+  const int64_t ox_end =
+      g.iw - 1 - reach + g.pl < 0 ? ox_in : std::min(g.ow, (g.iw - 1 - reach + g.pl) / g.sw + 1);
   for (int64_t oy = 0; oy < g.oh && !cancelled(); ++oy) {
     std::fill(kept.begin(), kept.end(), 0);
     std::fill(rows.begin(), rows.end(), nullptr);
@@ -184,23 +212,38 @@ template <class T>
                        static_cast<size_t>(g.ic), groups, tail, in_zp, slot(s));
       rows[ky] = slot(s);
     }
-    for (int64_t ox = 0; ox < g.ow; ++ox)
-      for (size_t v = 0; v < groups; ++v) {
-        __m512i a = _mm512_setzero_si512();
+    // Per 16 channels: the output pixels whose taps all lie inside the row ([ox_in, ox_end))
+    // four at a time, each weight vector loaded once for the four; the others one at a time
+    // with the bounds checked per tap.
+    for (size_t v = 0; v < groups; ++v) {
+      const __mmask16 store = v + 1 == groups ? tail : 0xffff;
+      int64_t ox = 0;
+      for (; ox < std::min(ox_in, g.ow); ++ox)
+        depthwise_pixel(g, rows, w32.get(), cp, v, store, ox, acc.get());
+      for (; ox + 4 <= ox_end; ox += 4) {
+        __m512i a[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                        _mm512_setzero_si512()};
+        const size_t step =
+            static_cast<size_t>(g.sw) * cp;  // from one output pixel's taps to the next's
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int32_t* row = rows[static_cast<size_t>(ky)];
           if (row == nullptr) continue;
           const int32_t* wk = w32.get() + static_cast<size_t>(ky * g.kw) * cp + v * 16;
-          for (int64_t kx = 0, ix = ox * g.sw - g.pl; kx < g.kw; ++kx, ix += g.dw) {
-            if (ix < 0 || ix >= g.iw) continue;
-            const __m512i xv = _mm512_loadu_si512(row + static_cast<size_t>(ix) * cp + v * 16);
+          const int32_t* xk = row + static_cast<size_t>(ox * g.sw - g.pl) * cp + v * 16;
+          for (int64_t kx = 0; kx < g.kw; ++kx, xk += static_cast<size_t>(g.dw) * cp) {
             const __m512i wv = _mm512_loadu_si512(wk + static_cast<size_t>(kx) * cp);
-            a = _mm512_add_epi32(a, _mm512_madd_epi16(xv, wv));
+            for (size_t p = 0; p < 4; ++p)
+              a[p] =
+                  _mm512_add_epi32(a[p], _mm512_madd_epi16(_mm512_loadu_si512(xk + p * step), wv));
           }
         }
-        _mm512_mask_storeu_epi32(acc.get() + static_cast<size_t>(ox) * ch + v * 16,
-                                 v + 1 == groups ? tail : 0xffff, a);
+        for (size_t p = 0; p < 4; ++p)
+          _mm512_mask_storeu_epi32(
+              acc.get() + static_cast<size_t>(ox + static_cast<int64_t>(p)) * ch + v * 16, store,
+              a[p]);
       }
+      for (; ox < g.ow; ++ox) depthwise_pixel(g, rows, w32.get(), cp, v, store, ox, acc.get());
+    }
     qout.rows(out + static_cast<size_t>(oy * g.ow) * row_bytes, row_bytes,
               QSums{acc.get(), nullptr, ch}, static_cast<size_t>(g.ow), nullptr);
   }
