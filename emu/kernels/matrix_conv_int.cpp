@@ -223,8 +223,8 @@ template <class T>
       for (; ox + 4 <= ox_end; ox += 4) {
         __m512i a[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                         _mm512_setzero_si512()};
-        const size_t step =
-            static_cast<size_t>(g.sw) * cp;  // from one output pixel's taps to the next's
+        // From one output pixel's taps to the next's.
+        const size_t step = static_cast<size_t>(g.sw) * cp;
         for (int64_t ky = 0; ky < g.kh; ++ky) {
           const int32_t* row = rows[static_cast<size_t>(ky)];
           if (row == nullptr) continue;
