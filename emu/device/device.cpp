@@ -46,6 +46,16 @@ std::unique_ptr<std::byte, FreeDeleter> zeroed_bytes(uint64_t size) {
 Device::Impl::Impl(const isa::DeviceConfig& c)
     : cfg(c), sram_memory(zeroed_bytes(c.sram_size)), sram(sram_memory.get(), c.sram_size) {}
 
+std::vector<uint32_t> Device::Impl::safe_points_of_run() {
+  if (program->id == 0) return SafePointGate::points_of(cmds);
+  if (gate_points.id != program->id || gate_points.base != base) {
+    gate_points.points = SafePointGate::points_of(cmds);
+    gate_points.id = program->id;
+    gate_points.base = base;
+  }
+  return gate_points.points;
+}
+
 void Device::Impl::shift_indices() {
   if (base == 0) return;
   for (drm_npu_cmd_profile& e : result.profile.timeline) e.cmd_index += base;
@@ -79,7 +89,8 @@ JobResult Device::run(const isa::Program& program, const Mmu& mmu, const JobOpti
   d.program = &program;
   d.base = options.begin;
   d.cmds = std::span<const npu_cmd>(program.cmds).subspan(options.begin);
-  if (options.yield) d.gate = std::make_unique<SafePointGate>(d.cmds, options.yield);
+  if (options.yield)
+    d.gate = std::make_unique<SafePointGate>(d.safe_points_of_run(), options.yield);
   if (d.gate && d.gate->empty()) d.gate.reset();
   d.mmu = &mmu;
   {

@@ -92,8 +92,8 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   std::vector<isa::Region> regions;
   for (const uint32_t k : order) {
     const isa::CommandTime& t = s.timeline[k];
+    if (!is_data(t)) continue;
     const npu_cmd& c = cmds[t.index];
-    if (!is_data(t, c)) continue;
     std::byte* dram = nullptr;
     if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
     LaneCommand lc;
@@ -151,7 +151,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   size_t ran = 0, i = 0;
   for (const uint32_t k : order) {
     const isa::CommandTime& t = s.timeline[k];
-    if (is_data(t, cmds[t.index])) {
+    if (is_data(t)) {
       if (done[i] == 0 || lane_refused[i] != 0) break;
       ++i;
     } else if (gate && !gate->admit(t.index, point_end)) {

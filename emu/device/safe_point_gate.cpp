@@ -7,11 +7,16 @@
 
 namespace npu::emu {
 
-SafePointGate::SafePointGate(std::span<const npu_cmd> cmds, std::function<bool(uint64_t)> yield)
-    : yield_(std::move(yield)) {
+std::vector<uint32_t> SafePointGate::points_of(std::span<const npu_cmd> cmds) {
+  std::vector<uint32_t> points;
   for (const uint32_t p : isa::safe_points(cmds)) {
-    if (p + 1 < cmds.size() && cmds[p + 1].hdr.opcode != NPU_OP_END) points_.push_back(p);
+    if (p + 1 < cmds.size() && cmds[p + 1].hdr.opcode != NPU_OP_END) points.push_back(p);
   }
+  return points;
+}
+
+SafePointGate::SafePointGate(std::vector<uint32_t> points, std::function<bool(uint64_t)> yield)
+    : points_(std::move(points)), yield_(std::move(yield)) {
   if (!points_.empty()) open_through_.store(points_[0], std::memory_order_relaxed);
 }
 

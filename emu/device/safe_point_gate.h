@@ -35,9 +35,13 @@ namespace npu::emu {
 
 class SafePointGate {
  public:
-  /// `cmds`: the commands of this run (indices below are relative to it); `yield` is asked
-  /// at each safe point the run reaches, with that safe point's completion cycle.
-  SafePointGate(std::span<const npu_cmd> cmds, std::function<bool(uint64_t cycle)> yield);
+  /// The safe points a run of `cmds` offers (indices relative to it, ascending): those that
+  /// END does not follow.
+  static std::vector<uint32_t> points_of(std::span<const npu_cmd> cmds);
+  /// `points`: points_of() the commands of this run (indices below are relative to it; a
+  /// device keeps them for a program it runs again); `yield` is asked at each safe point the
+  /// run reaches, with that safe point's completion cycle.
+  SafePointGate(std::vector<uint32_t> points, std::function<bool(uint64_t cycle)> yield);
   SafePointGate(const SafePointGate&) = delete;
   SafePointGate& operator=(const SafePointGate&) = delete;
 

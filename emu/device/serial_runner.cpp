@@ -32,8 +32,8 @@ std::function<uint64_t(uint32_t)> fence_end(const isa::Schedule& s) {
 
 }  // namespace
 
-bool Device::Impl::is_data(const isa::CommandTime& t, const npu_cmd& c) {
-  return t.engine != NPU_ENGINE_CP && isa::find_opcode(c.hdr.opcode)->data;
+bool Device::Impl::is_data(const isa::CommandTime& t) {
+  return t.engine != NPU_ENGINE_CP && isa::find_opcode(t.opcode)->data;
 }
 
 bool Device::Impl::dram_maps() const {
@@ -75,8 +75,7 @@ std::shared_ptr<const SerialPlan> Device::Impl::serial_plan(bool& reused) {
     return x.index < y.index;
   });
 
-  for (const uint32_t k : order)
-    plan->data_commands += is_data(s.timeline[k], cmds[s.timeline[k].index]);
+  for (const uint32_t k : order) plan->data_commands += is_data(s.timeline[k]);
   plan->host_ns.assign(s.timeline.size(), 0);
   add_schedule(plan->complete, s);
   if (id != 0) plans.keep(id, base, plan);
@@ -138,9 +137,8 @@ size_t Device::Impl::run_range(std::span<const uint32_t> range, const isa::Sched
     if (job.aborted()) break;
     const isa::CommandTime& t = s.timeline[k];
     if (gate && !gate->admit(t.index, point_end)) break;  // the job stops at a safe point
-    const npu_cmd& c = cmds[t.index];
-    if (is_data(t, c)) {
-      run_serial_command(t.engine, t.index, c, t.start, regions);
+    if (is_data(t)) {
+      run_serial_command(t.engine, t.index, cmds[t.index], t.start, regions);
       if (job.aborted()) break;  // cancelled mid-command: it did not complete
     }
     ++n;

@@ -176,5 +176,40 @@ TEST(SerialPlan, ALanesStretchStopsAtTheSafePointTheGateChose) {
   }
 }
 
+// A device keeps the safe points of a program with an id between its runs; they are relative
+// to where a run begins, so a resumed run (JobOptions::begin) must not take those of a run
+// from the start, nor the other way round: each run below stops at the safe point it was told.
+TEST(SerialPlan, AProgramsSafePointsAreKeptPerBegin) {
+  const isa::DeviceConfig cfg = small_config();
+  Device dev(cfg);
+  Dram dram;
+  constexpr uint32_t kSegs = 8, kBytes = 4096;
+  const uint64_t x = dram.add(kSegs * kBytes), d = dram.add(kSegs * kBytes);
+  for (size_t i = 0; i < kSegs * kBytes; ++i) dram.at(0)[i] = std::byte((i * 7 + i / 4096) | 1);
+  isa::Program p = segments_program(x, d, kSegs, kBytes, cfg);
+  p.id = 1003;  // as the kernel driver's program cache hands it out
+  const std::vector<uint32_t> points = isa::safe_points(p.cmds);
+  ASSERT_EQ(points.size(), kSegs);
+  // From `begin`, stop at the `nth` safe point the run offers (-1: none); returns resume_at.
+  const auto run = [&](uint32_t begin, int nth) {
+    JobOptions options;
+    options.host_lanes = HostLanes::Off;
+    options.begin = begin;
+    int asked = 0;
+    options.yield = [&](uint64_t) { return asked++ == nth; };
+    const JobResult r = dev.run(p, dram.mmu, options);
+    EXPECT_EQ(r.status, DRM_NPU_JOB_OK);
+    return r.resume_at;
+  };
+  // First from a resumed begin (the device keeps these points: 5 of them, relative to it),
+  // then from the start (7: the 8th is followed by END; the 6th is asked for), then the rest.
+  EXPECT_EQ(run(points[1] + 1, 0), points[2] + 1);
+  std::fill(dram.at(1).begin(), dram.at(1).end(), std::byte{0});
+  EXPECT_EQ(run(0, 5), points[5] + 1);
+  EXPECT_EQ(run(points[5] + 1, 0), points[6] + 1);
+  EXPECT_EQ(run(points[6] + 1, -1), 0u);
+  EXPECT_EQ(dram.at(1), dram.at(0));
+}
+
 }  // namespace
 }  // namespace npu::emu::testing
