@@ -45,6 +45,16 @@ isa::Program segments_program(uint64_t x, uint64_t d, uint32_t segs, uint32_t by
   return p.has_value() ? std::move(*p) : isa::Program{};
 }
 
+/// Two DRAM buffers of segs * bytes in a fresh `dram` (the source filled with a pattern) and
+/// segments_program() copying the one to the other.
+isa::Program segments_copy(Dram& dram, uint32_t segs, uint32_t bytes,
+                           const isa::DeviceConfig& cfg) {
+  const uint64_t x = dram.add(uint64_t{segs} * bytes), d = dram.add(uint64_t{segs} * bytes);
+  for (size_t i = 0; i < size_t{segs} * bytes; ++i)
+    dram.at(0)[i] = std::byte((i * 5 + i / 4096) | 1);
+  return segments_program(x, d, segs, bytes, cfg);
+}
+
 void expect_same(const JobResult& a, const JobResult& b) {
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.fault.kind, b.fault.kind);
@@ -140,9 +150,7 @@ TEST(SerialPlan, ALanesStretchStopsAtTheSafePointTheGateChose) {
   Device dev(cfg);
   Dram dram;
   constexpr uint32_t kSegs = 32, kBytes = 4096;
-  const uint64_t x = dram.add(kSegs * kBytes), d = dram.add(kSegs * kBytes);
-  for (size_t i = 0; i < kSegs * kBytes; ++i) dram.at(0)[i] = std::byte((i * 5 + i / 4096) | 1);
-  const isa::Program p = segments_program(x, d, kSegs, kBytes, cfg);
+  const isa::Program p = segments_copy(dram, kSegs, kBytes, cfg);
   const std::vector<uint32_t> points = isa::safe_points(p.cmds);
   ASSERT_EQ(points.size(), kSegs);
   for (const uint32_t stop : {0u, 1u, 7u, 30u}) {
@@ -184,9 +192,7 @@ TEST(SerialPlan, AProgramsSafePointsAreKeptPerBegin) {
   Device dev(cfg);
   Dram dram;
   constexpr uint32_t kSegs = 8, kBytes = 4096;
-  const uint64_t x = dram.add(kSegs * kBytes), d = dram.add(kSegs * kBytes);
-  for (size_t i = 0; i < kSegs * kBytes; ++i) dram.at(0)[i] = std::byte((i * 7 + i / 4096) | 1);
-  isa::Program p = segments_program(x, d, kSegs, kBytes, cfg);
+  isa::Program p = segments_copy(dram, kSegs, kBytes, cfg);
   p.id = 1003;  // as the kernel driver's program cache hands it out
   const std::vector<uint32_t> points = isa::safe_points(p.cmds);
   ASSERT_EQ(points.size(), kSegs);
