@@ -142,15 +142,18 @@ def compile_flags(precision, d):
     return []
 
 
+def package(d, precision):
+    return os.path.join(d, f"model_{precision}.npub")
+
+
 def compile_ours(tools, d, precision):
-    pkg = os.path.join(d, f"model_{precision}.npub")
-    run([tools[0], os.path.join(d, "model.onnx"), "-o", pkg] + compile_flags(precision, d))
-    return pkg
+    run([tools[0], os.path.join(d, "model.onnx"), "-o", package(d, precision)] +
+        compile_flags(precision, d))
 
 
 def measure_ours(tools, d, precision, args):
     """One round of one precision of one model: npu-submit in benchmark mode, a fresh process."""
-    pkg = os.path.join(d, f"model_{precision}.npub")
+    pkg = package(d, precision)
     out_dir = os.path.join(d, f"out_{precision}")
     report = json.loads(run([tools[1], pkg, "--input", f"input={d}/input.npy",
                              "--output-dir", out_dir, "--repeat", str(args.repeat),

@@ -285,6 +285,9 @@ struct Device::Impl {
   /// from the schedule's entry alone (its opcode is the command's): the command's own 128 bytes
   /// are not read for the semaphores and fences between the data commands.
   static bool is_data(const isa::CommandTime& t);
+  /// The completion cycle of a safe point from the schedule `s` (timeline by index), as the
+  /// gate's admit() asks for it.
+  static std::function<uint64_t(uint32_t)> fence_end(const isa::Schedule& s);
 
   // ---- lane_dispatch.cpp --------------------------------------------------------------
 

@@ -111,9 +111,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   // not run: it is refused, and so are the later segments' commands, which are all that
   // conflict with it.
   lane_refused.assign(lane_cmds.size(), 0);
-  const std::function<uint64_t(uint32_t)> point_end = [&s](uint32_t point) {
-    return s.timeline[point].end;
-  };
+  const std::function<uint64_t(uint32_t)> point_end = fence_end(s);
   uint32_t* host_ns = nullptr;  // where this run measures each command's host time
   const LaneSchedule& schedule = lane_schedule(*running_plan, order.front(), host_ns);
   const uint64_t drained = lanes->drained_runs();

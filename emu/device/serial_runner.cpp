@@ -23,14 +23,9 @@
 
 namespace npu::emu {
 
-namespace {
-
-/// The completion cycle of a safe point, from a complete schedule (timeline by index).
-std::function<uint64_t(uint32_t)> fence_end(const isa::Schedule& s) {
+std::function<uint64_t(uint32_t)> Device::Impl::fence_end(const isa::Schedule& s) {
   return [&s](uint32_t point) { return s.timeline[point].end; };
 }
-
-}  // namespace
 
 bool Device::Impl::is_data(const isa::CommandTime& t) {
   return t.engine != NPU_ENGINE_CP && isa::find_opcode(t.opcode)->data;

@@ -273,19 +273,17 @@ bool conv_q_depthwise(const npu_cmd_conv2d& c, std::span<std::byte> sram, const 
   // Weights [tap][channel] less their zero points (stored [channel][tap]; 8-bit weights read
   // as bytes, a tap's channels written in a row).
   std::vector<int16_t> wt(taps * ch);
-  const auto weights = [&]<class W>(const W* wb) {
+  const auto weights = [&](auto at) {  // at(i): stored element i as int32
     for (size_t t = 0; t < taps; ++t)
       for (size_t ci = 0; ci < ch; ++ci)
-        wt[t * ch + ci] = static_cast<int16_t>(int32_t{wb[ci * taps + t]} - q[ci].w_zp);
+        wt[t * ch + ci] = static_cast<int16_t>(at(ci * taps + t) - q[ci].w_zp);
   };
   if (c.w_dtype == NPU_DTYPE_INT8)
-    weights(reinterpret_cast<const int8_t*>(w));
+    weights([w8 = reinterpret_cast<const int8_t*>(w)](size_t i) { return int32_t{w8[i]}; });
   else if (c.w_dtype == NPU_DTYPE_UINT8)
-    weights(reinterpret_cast<const uint8_t*>(w));
+    weights([w8 = reinterpret_cast<const uint8_t*>(w)](size_t i) { return int32_t{w8[i]}; });
   else
-    for (size_t t = 0; t < taps; ++t)
-      for (size_t ci = 0; ci < ch; ++ci)
-        wt[t * ch + ci] = static_cast<int16_t>(ld_int(w, ci * taps + t, c.w_dtype) - q[ci].w_zp);
+    weights([&](size_t i) { return ld_int(w, i, c.w_dtype); });
   const QuantOut qout(qo, q.data(), ch, taps);
   const size_t row_bytes = ch * isa::dtype_size(qo.dtype);
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))

@@ -55,6 +55,18 @@ isa::Program segments_copy(Dram& dram, uint32_t segs, uint32_t bytes,
   return segments_program(x, d, segs, bytes, cfg);
 }
 
+/// Runs `p` from command `begin`, on the lanes or on one thread, stopping at the `nth` safe
+/// point the run offers (-1: at none).
+JobResult run_stopping(Device& dev, const isa::Program& p, const Mmu& mmu, HostLanes lanes,
+                       uint32_t begin, int nth) {
+  JobOptions options;
+  options.host_lanes = lanes;
+  options.begin = begin;
+  int asked = 0;  // the gate asks about safe point k as segment k + 1 is entered
+  options.yield = [&](uint64_t) { return asked++ == nth; };
+  return dev.run(p, mmu, options);
+}
+
 void expect_same(const JobResult& a, const JobResult& b) {
   EXPECT_EQ(a.status, b.status);
   EXPECT_EQ(a.fault.kind, b.fault.kind);
@@ -156,11 +168,7 @@ TEST(SerialPlan, ALanesStretchStopsAtTheSafePointTheGateChose) {
   for (const uint32_t stop : {0u, 1u, 7u, 30u}) {
     SCOPED_TRACE(stop);
     std::fill(dram.at(1).begin(), dram.at(1).end(), std::byte{0});
-    JobOptions options;
-    options.host_lanes = HostLanes::On;
-    uint32_t asked = 0;  // the gate asks about safe point k as segment k + 1 is entered
-    options.yield = [&](uint64_t) { return asked++ == stop; };
-    const JobResult r = dev.run(p, dram.mmu, options);
+    const JobResult r = run_stopping(dev, p, dram.mmu, HostLanes::On, 0, static_cast<int>(stop));
     ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
     EXPECT_TRUE(r.on_lanes);
     EXPECT_EQ(r.resume_at, points[stop] + 1);
@@ -173,11 +181,7 @@ TEST(SerialPlan, ALanesStretchStopsAtTheSafePointTheGateChose) {
                       [](std::byte v) { return v == std::byte{0}; });
       EXPECT_TRUE(seg <= stop ? stored : untouched) << "segment " << seg;
     }
-    JobOptions rest;
-    rest.host_lanes = HostLanes::On;
-    rest.begin = r.resume_at;
-    rest.yield = [](uint64_t) { return false; };
-    const JobResult r2 = dev.run(p, dram.mmu, rest);
+    const JobResult r2 = run_stopping(dev, p, dram.mmu, HostLanes::On, r.resume_at, -1);
     ASSERT_EQ(r2.status, DRM_NPU_JOB_OK);
     EXPECT_EQ(r2.resume_at, 0u);
     EXPECT_EQ(dram.at(1), dram.at(0));
@@ -196,14 +200,9 @@ TEST(SerialPlan, AProgramsSafePointsAreKeptPerBegin) {
   p.id = 1003;  // as the kernel driver's program cache hands it out
   const std::vector<uint32_t> points = isa::safe_points(p.cmds);
   ASSERT_EQ(points.size(), kSegs);
-  // From `begin`, stop at the `nth` safe point the run offers (-1: none); returns resume_at.
+  // run_stopping() on one thread; its resume_at.
   const auto run = [&](uint32_t begin, int nth) {
-    JobOptions options;
-    options.host_lanes = HostLanes::Off;
-    options.begin = begin;
-    int asked = 0;
-    options.yield = [&](uint64_t) { return asked++ == nth; };
-    const JobResult r = dev.run(p, dram.mmu, options);
+    const JobResult r = run_stopping(dev, p, dram.mmu, HostLanes::Off, begin, nth);
     EXPECT_EQ(r.status, DRM_NPU_JOB_OK);
     return r.resume_at;
   };
