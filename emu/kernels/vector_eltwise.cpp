@@ -3,10 +3,13 @@
 // as long as possible; the op is a template constant (with_const), so the per-element
 // function of npu/ref/scalar.h is inlined with its switch folded, and the contiguous /
 // broadcast inner loops vectorize where the function allows; fp32 EXP and SIGMOID runs go
-// through exp_f32.h (16 per instruction, the C library's bits).
+// through exp_f32.h (the C library's bits). Long runs are cut into pieces between which a
+// device reset is polled (for_runs).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 
+#include "cancel.h"
 #include "exp_f32.h"
 #include "npu/isa/dtype.h"
 #include "npu/ref/scalar.h"
@@ -61,11 +64,18 @@ Space<NT> collapse(const uint32_t (&shape)[4], const std::array<const npu_vtenso
   return s;
 }
 
-/// Calls inner(ptrs, count, inner_strides) for every innermost run of the space.
+/// Elements per piece of a run between two polls for a device reset.
+constexpr uint64_t kPollElements = uint64_t{1} << 14;
+
+/// Calls inner(ptrs, count, inner_strides) for every innermost run of the space, in order, a
+/// run cut into pieces of kPollElements. Strides of 0 let a view that fits in SRAM hold
+/// billions of elements, so the loop polls for a device reset (the watchdog's) after every
+/// whole piece and every 256 shorter ones, and stops early (the job has failed).
 template <size_t NT, class Inner>
 void for_runs(const Space<NT>& s, std::array<std::byte*, NT> base,
               const std::array<size_t, NT>& esize, Inner&& inner) {
   if (s.empty) return;
+  uint64_t pieces = 0;
   const size_t outer_dims = s.nd - 1;
   std::array<uint64_t, NT> in_st{};
   for (size_t t = 0; t < NT; ++t) in_st[t] = s.stride[t][outer_dims];
@@ -82,7 +92,14 @@ void for_runs(const Space<NT>& s, std::array<std::byte*, NT> base,
           for (size_t d = 0; d < outer_dims; ++d) off += idx[3 - outer_dims + d] * s.stride[t][d];
           p[t] += off * esize[t];
         }
-        inner(p, n, in_st);
+        for (uint64_t done = 0; done < n;) {
+          const uint64_t k = std::min(n - done, kPollElements);
+          std::array<std::byte*, NT> q = p;
+          for (size_t t = 0; t < NT; ++t) q[t] += done * in_st[t] * esize[t];
+          inner(q, k, in_st);
+          done += k;
+          if ((k == kPollElements || (++pieces & 255) == 0) && cancelled()) return;
+        }
       }
 }
 

@@ -3,6 +3,7 @@
 // and reductions within float tolerance.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <numeric>
@@ -98,6 +99,30 @@ TEST(Eltwise, Int8SaturatingAndInt32Strided) {
     const auto out = s.get<int32_t>(kO, 15);
     for (size_t i = 0; i < 15; ++i)
       ASSERT_EQ(out[i], ref::eltwise_int(op, a32[2 * i], b32[i], NPU_DTYPE_INT32));
+  }
+}
+
+// Strides of 0 let a view that fits in SRAM hold 2^64 elements. A device reset (the watchdog)
+// must stop such a command within a piece of its run, as it stops a DMA box of billions of
+// rows: each command below would run for centuries unpolled (the suite's timeout fails it).
+TEST(Eltwise, AResetStopsBillionsOfBroadcastElements) {
+  Sram s;
+  const std::atomic<bool> reset{true};
+  const uint32_t shape[4] = {65535, 65535, 65535, 65535};
+  npu_cmd add = zero_cmd(NPU_OP_ELTWISE, NPU_ENGINE_VECTOR);
+  add.eltwise.op = NPU_ELTWISE_ADD, add.eltwise.dtype = NPU_DTYPE_INT8;
+  std::copy(shape, shape + 4, add.eltwise.shape);
+  add.eltwise.a = view(kA, {0, 0, 0, 0});
+  add.eltwise.b = view(kB, {0, 0, 0, 0});
+  add.eltwise.out = view(kO, {0, 0, 0, 0});
+  run_vector(add, s.span(), &reset);
+  for (const uint8_t fn : {uint8_t{NPU_ACT_COPY}, uint8_t{NPU_ACT_SIGMOID}}) {
+    npu_cmd act = zero_cmd(NPU_OP_ACTIVATION, NPU_ENGINE_VECTOR);
+    act.activation.func = fn, act.activation.dtype = NPU_DTYPE_FP32;
+    std::copy(shape, shape + 4, act.activation.shape);
+    act.activation.in = view(kA, {0, 0, 0, 0});
+    act.activation.out = view(kO, {0, 0, 0, 1});  // a run of 65535 outputs, written again
+    run_vector(act, s.span(), &reset);
   }
 }
 
