@@ -6,6 +6,8 @@
 #include <deque>
 #include <set>
 
+#include "npu/ops/registry.h"
+
 namespace npu::compiler {
 
 Shape make_shape(const std::vector<int64_t>& dims) {
@@ -270,6 +272,36 @@ Expected<void> Graph::topological_sort() {
   return ok();
 }
 
+namespace {
+
+/// An error when output 0 of a standard node has a static shape that its operator's shape rule
+/// (npu/ops/registry.h: elementwise, broadcasting, comparison) contradicts, the inputs being
+/// static: a declared output shape the importers keep (ONNX's inference leaves some opset
+/// versions alone) would otherwise reach the lowering, which sizes the output by it.
+Expected<void> check_shape_rule(const Graph& g, const Node& n) {
+  if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0) return ok();
+  const auto out = g.value(n.outputs[0]).static_dims();
+  if (!out) return ok();
+  std::vector<ops::TensorType> inputs;
+  for (ValueId v : n.inputs) {
+    if (v < 0) return ok();
+    const auto dims = g.value(v).static_dims();
+    const auto dtype = g.value(v).dtype;
+    if (!dims || !dtype) return ok();
+    inputs.push_back({*dtype, *dims});
+  }
+  auto rule = ops::infer_output(n.op_type, inputs);
+  if (!rule || !*rule || (*rule)->shape == *out) return ok();
+  std::string ins;
+  for (ValueId v : n.inputs) ins += (ins.empty() ? "" : ", ") + shape_to_string(*g.value(v).shape);
+  return make_error(EINVAL, n.label() + ": output '" + g.value(n.outputs[0]).name + "' has shape " +
+                                shape_to_string(*g.value(n.outputs[0]).shape) + ", but " +
+                                n.op_type + " of " + ins + " gives " +
+                                shape_to_string(make_shape((*rule)->shape)));
+}
+
+}  // namespace
+
 Expected<void> Graph::verify() const {
   std::vector<bool> defined(values_.size(), false);
   auto valid = [&](ValueId id) { return id >= 0 && static_cast<size_t>(id) < values_.size(); };
@@ -305,6 +337,7 @@ Expected<void> Graph::verify() const {
       }
       defined[static_cast<size_t>(o)] = true;
     }
+    NPU_TRY(check_shape_rule(*this, n));
   }
   for (ValueId o : outputs) {
     if (!valid(o) || !defined[static_cast<size_t>(o)]) {

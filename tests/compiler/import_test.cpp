@@ -335,6 +335,35 @@ TEST(OnnxImport, ShapeInferenceErrorIsOneLine) {
   EXPECT_EQ(g.error().message.find('\n'), std::string::npos);
 }
 
+TEST(OnnxImport, DeclaredShapesTheOperatorContradictsAreErrors) {
+  // ONNX's inference leaves Relu-1 and Dropout-1 alone, so a declared output shape reached
+  // the lowering, which sized (and read) the output by it (fuzz_onnx found the Relu).
+  ModelBuilder relu(2);
+  relu.input("x", {int64_t{3}, int64_t{4}, int64_t{5}});
+  relu.node("Relu", {"x"}, {"y"}, "r");
+  relu.output("y", {int64_t{4}, int64_t{5}});
+  auto g = relu.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find(
+                "node 'r' (Relu): output 'y' has shape [4, 5], but Relu of [3, 4, 5] gives "
+                "[3, 4, 5]"),
+            std::string::npos)
+      << g.error().message;
+
+  ModelBuilder dropout(1);
+  dropout.input("x", {int64_t{1}, int64_t{2}, int64_t{2}, int64_t{4}});
+  dropout.node("Dropout", {"x"}, {"d"}, "drop");
+  dropout.value_info("d", {int64_t{16}});
+  dropout.node("Transpose", {"d"}, {"y"}, "t");
+  dropout.output("y");
+  g = dropout.import();
+  ASSERT_FALSE(g);
+  EXPECT_NE(g.error().message.find("node 'drop' (Dropout): output 'd' has shape [16], but "
+                                   "Dropout of [1, 2, 2, 4] gives [1, 2, 2, 4]"),
+            std::string::npos)
+      << g.error().message;
+}
+
 TEST(OnnxImport, ExternalDataAndGarbageAreClearErrors) {
   ModelBuilder b;
   b.input("x", {int64_t{2}});

@@ -49,6 +49,12 @@ class ModelBuilder {
     set_type(graph().add_output(), name, dims, elem);
   }
 
+  /// A declared type and shape of an intermediate value (graph.value_info).
+  void value_info(const std::string& name, const std::vector<DimSpec>& dims,
+                  int elem = onnx::TensorProto::FLOAT) {
+    set_type(graph().add_value_info(), name, dims, elem);
+  }
+
   /// A float initializer in raw_data (raw = true) or float_data.
   void init_f(const std::string& name, const std::vector<int64_t>& dims,
               const std::vector<float>& data, bool raw = true) {

@@ -71,6 +71,22 @@ Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
   return *d;
 }
 
+Expected<void> Lowering::check_order(ValueId v, const Perm& perm,
+                                     std::span<const int64_t> dims) const {
+  std::vector<bool> seen(dims.size(), false);
+  bool ok_order = perm.size() == dims.size();
+  for (int p : perm) {
+    ok_order = ok_order && p >= 0 && static_cast<size_t>(p) < dims.size() && !seen[size_t(p)];
+    if (ok_order) seen[static_cast<size_t>(p)] = true;
+  }
+  if (ok_order) return ok();
+  std::string order;
+  for (int p : perm) order += (order.empty() ? "" : ", ") + std::to_string(p);
+  return make_error(EINVAL, "internal error: '" + g.value(v).name + "' of shape " +
+                                shape_to_string(make_shape({dims.begin(), dims.end()})) +
+                                " cannot be stored in the order [" + order + "]");
+}
+
 Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as) {
   const NpyArray* c = g.constant(v);
   if (!c) return make_error(EINVAL, "'" + g.value(v).name + "' is not a constant");
@@ -97,6 +113,7 @@ Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as)
 Expected<Storage> Lowering::define(ValueId v, Perm perm) {
   auto d = dims(v);
   if (!d) return d.error();
+  NPU_TRY(check_order(v, perm, *d));
   const uint8_t dt = stored_dtype(v);
   const uint64_t bytes = static_cast<uint64_t>(format::element_count(*d)) *
                          (dt ? isa::dtype_size(dt) : dtype_size(g.value(v).dtype));
@@ -119,6 +136,18 @@ Expected<Storage> Lowering::define_runtime_written(ValueId v) {
 }
 
 Expected<void> Lowering::alias(ValueId v, const Storage& src, Perm perm) {
+  auto d = dims(v);
+  if (!d) return d.error();
+  NPU_TRY(check_order(v, perm, *d));
+  const uint8_t dt = src.dtype ? src.dtype : stored_dtype(v);
+  const uint64_t need = static_cast<uint64_t>(format::element_count(*d)) *
+                        (dt ? isa::dtype_size(dt) : dtype_size(g.value(v).dtype));
+  if (need > src.bytes) {
+    return make_error(EINVAL, "internal error: '" + g.value(v).name + "' of shape " +
+                                  shape_to_string(*g.value(v).shape) + " needs " +
+                                  std::to_string(need) + " bytes but aliases " +
+                                  std::to_string(src.bytes));
+  }
   Storage s = src;
   s.perm = std::move(perm);
   // A narrower or wider store than stored_dtype(v) is fine for a value only the device reads
@@ -172,6 +201,7 @@ Expected<codegen::TensorDesc> Lowering::desc(ValueId v, const Storage& s) const 
   auto dt = s.dtype ? Expected<uint8_t>(s.dtype)
                     : npu_dtype(g.value(v).dtype, "'" + g.value(v).name + "'");
   if (!dt) return dt.error();
+  NPU_TRY(check_order(v, s.perm, *d));
   codegen::TensorDesc t;
   t.va = s.va;
   t.dtype = *dt;
