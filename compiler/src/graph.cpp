@@ -6,7 +6,7 @@
 #include <deque>
 #include <set>
 
-#include "npu/ops/registry.h"
+#include "shape_rule.h"
 
 namespace npu::compiler {
 
@@ -279,25 +279,17 @@ namespace {
 /// static: a declared output shape the importers keep (ONNX's inference leaves some opset
 /// versions alone) would otherwise reach the lowering, which sizes the output by it.
 Expected<void> check_shape_rule(const Graph& g, const Node& n) {
-  if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0) return ok();
-  const auto out = g.value(n.outputs[0]).static_dims();
+  if (n.outputs.empty() || n.outputs[0] < 0) return ok();
+  const Value& y = g.value(n.outputs[0]);
+  const auto out = y.static_dims();
   if (!out) return ok();
-  std::vector<ops::TensorType> inputs;
-  for (ValueId v : n.inputs) {
-    if (v < 0) return ok();
-    const auto dims = g.value(v).static_dims();
-    const auto dtype = g.value(v).dtype;
-    if (!dims || !dtype) return ok();
-    inputs.push_back({*dtype, *dims});
-  }
-  auto rule = ops::infer_output(n.op_type, inputs);
-  if (!rule || !*rule || (*rule)->shape == *out) return ok();
+  const auto rule = detail::shape_rule_output(g, n);
+  if (!rule || rule->shape == *out) return ok();
   std::string ins;
   for (ValueId v : n.inputs) ins += (ins.empty() ? "" : ", ") + shape_to_string(*g.value(v).shape);
-  return make_error(EINVAL, n.label() + ": output '" + g.value(n.outputs[0]).name + "' has shape " +
-                                shape_to_string(*g.value(n.outputs[0]).shape) + ", but " +
-                                n.op_type + " of " + ins + " gives " +
-                                shape_to_string(make_shape((*rule)->shape)));
+  return make_error(EINVAL, n.label() + ": output '" + y.name + "' has shape " +
+                                shape_to_string(*y.shape) + ", but " + n.op_type + " of " + ins +
+                                " gives " + shape_to_string(make_shape(rule->shape)));
 }
 
 }  // namespace

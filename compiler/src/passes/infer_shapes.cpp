@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "npu/compiler/pass.h"
-#include "npu/ops/registry.h"
 #include "onnx_proto.h"
+#include "shape_rule.h"
 
 namespace npu::compiler {
 
@@ -59,21 +59,12 @@ class InferShapesPass final : public Pass {
   /// unknown or symbolic and every input is static: the nodes ONNX cannot see through (an
   /// export that failed, a dim it could not propagate).
   static bool apply_shape_rule(Graph& g, const Node& n) {
-    if (!n.domain.empty() || n.outputs.empty() || n.outputs[0] < 0) return false;
-    if (g.value(n.outputs[0]).static_dims()) return false;
-    std::vector<ops::TensorType> inputs;
-    for (ValueId v : n.inputs) {
-      if (v < 0) return false;
-      const auto dims = g.value(v).static_dims();
-      const auto dtype = g.value(v).dtype;
-      if (!dims || !dtype) return false;
-      inputs.push_back({*dtype, *dims});
-    }
-    auto out = ops::infer_output(n.op_type, inputs);
-    if (!out || !*out) return false;
+    if (n.outputs.empty() || n.outputs[0] < 0 || g.value(n.outputs[0]).static_dims()) return false;
+    const auto out = detail::shape_rule_output(g, n);
+    if (!out) return false;
     Value inferred;
-    if (detail::accepted_dtype((*out)->dtype)) inferred.dtype = (*out)->dtype;
-    inferred.shape = make_shape((*out)->shape);
+    if (detail::accepted_dtype(out->dtype)) inferred.dtype = out->dtype;
+    inferred.shape = make_shape(out->shape);
     return merge(g.value(n.outputs[0]), inferred);
   }
 
