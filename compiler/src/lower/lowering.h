@@ -49,9 +49,12 @@ class Lowering {
   uint64_t add_half_constant(std::span<const std::byte> data, DType from, uint8_t dtype);
   /// Dims of a value (static), or an error naming it.
   Expected<std::vector<int64_t>> dims(ValueId v) const;
-  /// An internal error unless `perm` is a permutation of v's dims (every storage of v holds
-  /// them in some order).
+  /// An internal error unless `perm` is a permutation of v's dims: every storage of v holds
+  /// them in some order, checked where a storage is made (define, alias, storage_in_perm;
+  /// constants are stored in identity order), so the views of it need not.
   Expected<void> check_order(ValueId v, const Perm& perm, std::span<const int64_t> dims) const;
+  /// Bytes of v with `dims` stored as NPU_DTYPE_* `dtype` (0: v's graph type).
+  uint64_t stored_bytes(ValueId v, std::span<const int64_t> dims, uint8_t dtype) const;
   /// A graph constant stored plainly (ONNX order) in the constants buffer, converted to
   /// `dtype` if given (integers to float, say).
   Expected<Storage> constant_storage(ValueId v, std::optional<DType> as = std::nullopt);

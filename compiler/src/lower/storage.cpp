@@ -3,6 +3,7 @@
 // order (TRANSPOSE layers, cached per value and order until the value dies).
 #include "lower/storage.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "lower/lowering.h"
@@ -73,18 +74,18 @@ Expected<std::vector<int64_t>> Lowering::dims(ValueId v) const {
 
 Expected<void> Lowering::check_order(ValueId v, const Perm& perm,
                                      std::span<const int64_t> dims) const {
-  std::vector<bool> seen(dims.size(), false);
-  bool ok_order = perm.size() == dims.size();
-  for (int p : perm) {
-    ok_order = ok_order && p >= 0 && static_cast<size_t>(p) < dims.size() && !seen[size_t(p)];
-    if (ok_order) seen[static_cast<size_t>(p)] = true;
-  }
-  if (ok_order) return ok();
-  std::string order;
-  for (int p : perm) order += (order.empty() ? "" : ", ") + std::to_string(p);
+  Perm sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  if (sorted == identity_perm(dims.size())) return ok();
+  const std::vector<int64_t> order(perm.begin(), perm.end());
   return make_error(EINVAL, "internal error: '" + g.value(v).name + "' of shape " +
-                                shape_to_string(make_shape({dims.begin(), dims.end()})) +
-                                " cannot be stored in the order [" + order + "]");
+                                format::shape_text(dims) + " cannot be stored in the order " +
+                                format::shape_text(order));
+}
+
+uint64_t Lowering::stored_bytes(ValueId v, std::span<const int64_t> dims, uint8_t dtype) const {
+  return static_cast<uint64_t>(format::element_count(dims)) *
+         (dtype ? isa::dtype_size(dtype) : dtype_size(g.value(v).dtype));
 }
 
 Expected<Storage> Lowering::constant_storage(ValueId v, std::optional<DType> as) {
@@ -115,8 +116,7 @@ Expected<Storage> Lowering::define(ValueId v, Perm perm) {
   if (!d) return d.error();
   NPU_TRY(check_order(v, perm, *d));
   const uint8_t dt = stored_dtype(v);
-  const uint64_t bytes = static_cast<uint64_t>(format::element_count(*d)) *
-                         (dt ? isa::dtype_size(dt) : dtype_size(g.value(v).dtype));
+  const uint64_t bytes = stored_bytes(v, *d, dt);
   const int id = arena.alloc(bytes);
   Storage s{kArenaVa + arena.offset(id), bytes, id, std::move(perm), dt};
   storage[static_cast<size_t>(v)] = s;
@@ -139,9 +139,7 @@ Expected<void> Lowering::alias(ValueId v, const Storage& src, Perm perm) {
   auto d = dims(v);
   if (!d) return d.error();
   NPU_TRY(check_order(v, perm, *d));
-  const uint8_t dt = src.dtype ? src.dtype : stored_dtype(v);
-  const uint64_t need = static_cast<uint64_t>(format::element_count(*d)) *
-                        (dt ? isa::dtype_size(dt) : dtype_size(g.value(v).dtype));
+  const uint64_t need = stored_bytes(v, *d, src.dtype ? src.dtype : stored_dtype(v));
   if (need > src.bytes) {
     return make_error(EINVAL, "internal error: '" + g.value(v).name + "' of shape " +
                                   shape_to_string(*g.value(v).shape) + " needs " +
@@ -201,7 +199,6 @@ Expected<codegen::TensorDesc> Lowering::desc(ValueId v, const Storage& s) const 
   auto dt = s.dtype ? Expected<uint8_t>(s.dtype)
                     : npu_dtype(g.value(v).dtype, "'" + g.value(v).name + "'");
   if (!dt) return dt.error();
-  NPU_TRY(check_order(v, s.perm, *d));
   codegen::TensorDesc t;
   t.va = s.va;
   t.dtype = *dt;
@@ -239,9 +236,10 @@ Expected<Storage> Lowering::storage_in_perm(ValueId v, const Perm& perm) {
   auto s = get(v);
   if (!s) return s.error();
   if (s->perm == perm) return *s;
-  // Only dims of size 1 move (e.g. [N,1,1,C] channels-last vs [N,C,1,1]): same bytes.
   auto d0 = dims(v);
   if (!d0) return d0.error();
+  NPU_TRY(check_order(v, perm, *d0));
+  // Only dims of size 1 move (e.g. [N,1,1,C] channels-last vs [N,C,1,1]): same bytes.
   auto non_unit = [&](const Perm& p) {
     std::vector<int> order;
     for (int l : p) {
