@@ -219,13 +219,22 @@ TEST_F(AbiSubmit, FaultBansTheContextAlone) {
 }
 
 // The retention window bounds the jobs in flight: behind a hung job, the SUBMIT that would
-// evict an unretired job is ENOMEM.
+// evict an unretired job is ENOMEM. The queue must fill before the watchdog lets the device
+// move on, and a slow host (a sanitizer, a loaded machine, the daemon's socket) queues the
+// window's jobs in more than one watchdog period: so several REALTIME contexts each hold one
+// hung job, which the watchdog ends one after the other, and the failure message says whether
+// they had all ended first.
 TEST_F(AbiSubmit, QueueFullIsEnomem) {
   NPU_ABI_REQUIRE_HANG();
-  const uint32_t blocker = f.ctx(DRM_NPU_PRIORITY_REALTIME);  // picked first, whenever
+  constexpr int kBlockers = 8;
   const auto hung = hung_job();
   const Bo h = f.upload(hung);
-  ASSERT_EQ(f.submit(blocker, h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION), 0);
+  std::vector<uint32_t> blockers;
+  for (int i = 0; i < kBlockers; ++i) {
+    blockers.push_back(f.ctx(DRM_NPU_PRIORITY_REALTIME));  // picked first, whenever
+    ASSERT_EQ(
+        f.submit(blockers.back(), h, hung.size(), {ref(h, kR)}, DRM_NPU_SUBMIT_SKIP_VALIDATION), 0);
+  }
   const auto empty = empty_job();
   const Bo e = f.upload(empty);
   int err = 0;
@@ -234,9 +243,18 @@ TEST_F(AbiSubmit, QueueFullIsEnomem) {
     err = f.submit(ctx, e, empty.size(), {ref(e, kR)});
     if (err == 0) ++accepted;
   }
-  EXPECT_EQ(err, ENOMEM) << "after " << accepted << " queued jobs";
+  int holding = 0;
+  for (const uint32_t b : blockers) holding += f.wait(b, 1, 0) == EBUSY ? 1 : 0;
+  EXPECT_EQ(err, ENOMEM) << "after " << accepted << " queued jobs; " << holding << " of "
+                         << kBlockers << " hung jobs still held the device ("
+                         << (holding == 0 ? "the watchdog ended them all before the queue filled"
+                                          : "the queue should have been full")
+                         << ")";
   EXPECT_GT(accepted, 0u);
-  // Once the device moves on, the queue drains and SUBMIT works again.
+  // Destroying the blockers aborts their hung jobs that have not started (the running one
+  // ends by the watchdog), the last picked first so that none starts meanwhile; then the
+  // queue drains and SUBMIT works again.
+  for (auto b = blockers.rbegin(); b != blockers.rend(); ++b) EXPECT_EQ(f.destroy_ctx(*b), 0);
   drm_npu_wait w{};
   ASSERT_EQ(f.wait(ctx, accepted, deadline_ms(8 * kMaxWatchdogMs), &w), 0);
   EXPECT_EQ(f.submit(ctx, e, empty.size(), {ref(e, kR)}), 0);
