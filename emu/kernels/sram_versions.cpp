@@ -45,11 +45,14 @@ uint64_t SramVersions::wrote(uint64_t begin, uint64_t end) {
     const uint64_t hi = std::min(end, (b + 1) << kBlockShift);
     Block& blk = blocks_[b];
     if (lo == b << kBlockShift && hi == (b + 1) << kBlockShift) {
-      raise_to(blk.whole, v);
-    } else {
-      for (uint64_t p = lo >> kPageShift; p <= (hi - 1) >> kPageShift; ++p)
-        pages_[p].store(v, std::memory_order_relaxed);
+      // A write of the whole block overlaps every other write to it, so the lanes ran those
+      // before or after this one, never beside it: plain stores, no read-modify-write.
+      blk.whole.store(v, std::memory_order_relaxed);
+      blk.newest.store(v, std::memory_order_relaxed);
+      continue;
     }
+    for (uint64_t p = lo >> kPageShift; p <= (hi - 1) >> kPageShift; ++p)
+      pages_[p].store(v, std::memory_order_relaxed);
     raise_to(blk.newest, v);
   }
   return v;
