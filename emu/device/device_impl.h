@@ -96,7 +96,7 @@ struct Device::Impl {
   bool running = false;  // a job is between the start and the end of run_job()
   // Bumped (and notified) whenever an engine finishes a command or the end-of-job marker, and
   // by reset(): the word the CP parks on.
-  alignas(64) std::atomic<uint32_t> progress{0};
+  alignas(64) WaitWord progress;
   Engine engines[NPU_NUM_ENGINES];
   bool engines_started = false;  // start_engines() ran (under run_mu)
   // Set by run() before the CP dispatches (the ring's release/acquire publishes them).
@@ -170,9 +170,8 @@ struct Device::Impl {
   static void push(Engine& eng, const QueueItem& item) {
     const uint32_t t = eng.tail.load(std::memory_order_relaxed);
     eng.ring[t & eng.mask] = item;
-    // A read-modify-write, not a store: notify_one() skips the wake when its load of the
-    // waiter count sees none, and x86 lets that load pass an earlier plain store, so an engine
-    // parking at that moment would sleep on (spin_wait.h).
+    // A read-modify-write before the notify, as WaitWord's protocol asks (wait_word.h): then
+    // an engine parking at that moment either sees the new tail or is woken.
     eng.tail.fetch_add(1, std::memory_order_acq_rel);
     eng.tail.notify_one();  // a futex wake only when the engine parked
   }

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "npu/emu/wait_word.h"
 #include "racecheck.h"
 
 namespace npu::emu {
@@ -54,7 +55,7 @@ struct Engine {
   // queue_depth commands outstanding, plus the end-of-job marker.
   std::vector<QueueItem> ring;
   uint32_t mask = 0;
-  alignas(64) std::atomic<uint32_t> tail{0};
+  alignas(64) WaitWord tail;
   // Per-job progress: end_times[k] is written before finished is stored as k + 1 (release).
   alignas(64) std::atomic<uint32_t> finished{0};
   std::atomic<bool> done{false};

@@ -50,9 +50,8 @@ void Lanes::push(int lane, uint32_t entry, uint32_t dep) {
   const uint32_t t = q.tail.load(std::memory_order_relaxed);
   q.entry[t & (kRing - 1)] = entry;
   q.dep[t & (kRing - 1)] = dep;
-  // A read-modify-write, not a store: the notify that follows checks for a parked waiter, and
-  // a plain store may pass that check's load (x86 reorders a store with a later load), so a
-  // lane that parked just before it would never be woken (spin_wait.h).
+  // A read-modify-write before the notify, as WaitWord's protocol asks (wait_word.h): then a
+  // lane parking at that moment either sees the new tail or is woken.
   q.tail.fetch_add(1, std::memory_order_acq_rel);
   if (lane == 1) q.tail.notify_one();  // a futex wake only when lane 1 parked
 }

@@ -34,6 +34,8 @@
 #include <thread>
 #include <vector>
 
+#include "npu/emu/wait_word.h"
+
 namespace npu::emu {
 
 /// One byte range a command touches: SRAM offsets, or host addresses of DRAM.
@@ -79,14 +81,14 @@ class Lanes {
   static constexpr uint32_t kRing = 64;  // scheduled commands per lane (a power of two)
 
   /// One lane's scheduled commands. Positions count from the Lanes' start (across runs): the
-  /// caller stores entry and dep, then advances tail (a read-modify-write, spin_wait.h); the
+  /// caller stores entry and dep, then advances tail (a read-modify-write, wait_word.h); the
   /// lane runs the entry once the other lane's `completed` reaches dep (or the job stopped or
   /// drained), then advances completed.
   struct Queue {
     uint32_t entry[kRing] = {};
     uint32_t dep[kRing] = {};
-    alignas(64) std::atomic<uint32_t> tail{0};
-    alignas(64) std::atomic<uint32_t> completed{0};
+    alignas(64) WaitWord tail;
+    alignas(64) WaitWord completed;
   };
 
   void loop();

@@ -16,18 +16,19 @@
 // NPU_EMU_LOAD_MEMO=0 in the environment turns it off.
 //
 // Threading: skip() and ran() may be called from the device's two host lanes at once (one
-// mutex). A load and every command it conflicts with are ordered by the lanes (lanes.h), so
-// when a load asks, the earlier load it matches and the writes between them have finished and
-// been noted. Lifetime: owned by the device; clear() at the start of every run().
+// SpinMutex: a few comparisons under it, thousands of times per job). A load and every command it
+// conflicts with are ordered by the lanes (lanes.h), so when a load asks, the earlier load it
+// matches and the writes between them have finished and been noted. Lifetime: owned by the device;
+// clear() at the start of every run().
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <vector>
 
 #include "lanes.h"
+#include "npu/emu/spin_mutex.h"
 #include "npu_isa.h"
 #include "sram_versions.h"
 
@@ -72,7 +73,7 @@ class LoadMemo {
   /// More DRAM writes than this between two loads: the later one runs (a bounded scan).
   static constexpr size_t kMaxScan = 64;
 
-  mutable std::mutex mu_;
+  mutable SpinMutex mu_;
   Entry entries_[kEntries];
   size_t next_ = 0;                                         // round-robin victim
   std::vector<std::pair<uint64_t, uint64_t>> dram_writes_;  // host [begin, end), in run order

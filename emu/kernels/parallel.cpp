@@ -149,7 +149,7 @@ class Worker {
     const uint32_t gen = ++gen_;
     done_.store(0, std::memory_order_relaxed);
     word_.store(pack(gen, chunks, 0), std::memory_order_release);
-    posted_.exchange(gen, std::memory_order_acq_rel);  // a RMW before the notify (spin_wait.h)
+    posted_.exchange(gen, std::memory_order_acq_rel);  // a RMW before the notify (wait_word.h)
     posted_.notify_one();
 
     Claims mine;
@@ -184,7 +184,7 @@ class Worker {
     for (;;) {
       const uint32_t seen = done_.load(std::memory_order_acquire);
       if (seen == count) return;
-      done_.wait(seen, std::memory_order_acquire);
+      done_.wait(seen);
     }
   }
 
@@ -223,8 +223,8 @@ class Worker {
   size_t n_ = 0, per_ = 1;
   uint32_t gen_ = 0;  // the caller's: last generation posted
   alignas(64) std::atomic<uint64_t> word_{0};
-  alignas(64) std::atomic<uint32_t> posted_{0};
-  alignas(64) std::atomic<uint32_t> done_{0};
+  alignas(64) WaitWord posted_;
+  alignas(64) WaitWord done_;
   std::thread thread_;  // last: starts once the members above exist
 };
 

@@ -15,6 +15,8 @@
 #include <chrono>
 #include <cstdint>
 
+#include "npu/emu/wait_word.h"
+
 namespace npu::emu {
 
 /// How long a thread polls before it parks.
@@ -47,21 +49,18 @@ bool spin_until(Ready&& ready, std::chrono::microseconds budget = kSpinBudget) {
   return ready();
 }
 
-/// Waits until ready(): spins (spin_until), then parks on `word` (a futex through
-/// std::atomic::wait), re-checking each time `word` changes. Whoever makes ready() true must
-/// afterwards change `word` by a read-modify-write (fetch_add, exchange) and call
-/// word.notify_all() (or notify_one when one thread waits on it). Not a plain store: libstdc++'s
-/// notify skips the futex wake when its load of the waiter count sees no waiter, and x86 lets
-/// that load pass an earlier plain (release) store; a thread parking in between then sleeps
-/// until the next notify (seen as two host lanes parked on each other).
+/// Waits until ready(): spins (spin_until), then parks on `word` (WaitWord::wait), re-checking
+/// each time `word` changes. Whoever makes ready() true must afterwards change `word` by a
+/// read-modify-write (fetch_add, exchange) and call word.notify_all() (or notify_one when one
+/// thread waits on it); see wait_word.h.
 template <typename Ready>
-void spin_then_wait(const std::atomic<uint32_t>& word, Ready&& ready,
+void spin_then_wait(const WaitWord& word, Ready&& ready,
                     std::chrono::microseconds budget = kSpinBudget) {
   if (spin_until(ready, budget)) return;
   for (;;) {
     const uint32_t seen = word.load(std::memory_order_acquire);
     if (ready()) return;
-    word.wait(seen, std::memory_order_acquire);
+    word.wait(seen);
   }
 }
 
