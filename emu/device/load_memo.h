@@ -16,10 +16,10 @@
 // NPU_EMU_LOAD_MEMO=0 in the environment turns it off.
 //
 // Threading: skip() and ran() may be called from the device's two host lanes at once (one
-// SpinMutex: a few comparisons under it, thousands of times per job). A load and every command it
-// conflicts with are ordered by the lanes (lanes.h), so when a load asks, the earlier load it
-// matches and the writes between them have finished and been noted. Lifetime: owned by the device;
-// clear() at the start of every run().
+// SpinMutex: a few comparisons under it, thousands of times per job). A load and every command
+// it conflicts with are ordered by the lanes (lanes.h), so when a load asks, the earlier load
+// it matches and the writes between them have finished and been noted. Lifetime: owned by the
+// device; clear() at the start of every run().
 #pragma once
 
 #include <cstddef>

@@ -18,9 +18,10 @@
 // in a program without races), so it stores (the locked read-modify-writes were 4.5% of a
 // two-lane ResNet-50 int8 run). Even a racing program's lost store leaves a version of one of
 // the racing writes, newer than any read before them. A version read for a range no running
-// command writes is exact. Lifetime: owned by the device;
-// current_sram_versions() is what the calling thread's command runs on (SramVersionsScope), nullptr
-// outside a device (kernel tests): then nothing is reused.
+// command writes is exact.
+//
+// Lifetime: owned by the device; current_sram_versions() is what the calling thread's command
+// runs on (SramVersionsScope), nullptr outside a device (kernel tests): then nothing is reused.
 #pragma once
 
 #include <atomic>

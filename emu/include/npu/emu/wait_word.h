@@ -35,7 +35,6 @@ namespace npu::emu {
 class WaitWord {
  public:
   WaitWord() = default;
-  explicit WaitWord(uint32_t v) : value_(v) {}
   WaitWord(const WaitWord&) = delete;
   WaitWord& operator=(const WaitWord&) = delete;
 
