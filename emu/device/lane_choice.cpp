@@ -22,7 +22,7 @@ LaneChoice::Job& LaneChoice::find(uint64_t key) {
 }
 
 uint64_t LaneChoice::Job::median(int w) const {
-  const uint32_t n = std::min<uint32_t>(runs[w] - 1, 3);
+  const uint32_t n = std::min<uint32_t>(counted[w], 3);
   uint64_t t[3] = {last[w][0], last[w][1], last[w][2]};
   std::sort(t, t + n);
   return t[(n - 1) / 2];  // of two, the lower: a slowed run is the likelier error
@@ -30,14 +30,16 @@ uint64_t LaneChoice::Job::median(int w) const {
 
 bool LaneChoice::lanes(uint64_t key) {
   Job& j = find(key);
-  if (j.runs[1] < kFirstRuns && j.runs[1] <= j.runs[0]) return true;
-  if (j.runs[0] < kFirstRuns) return false;
+  if (!j.ran_once) return true;  // the cold first run
+  if (j.counted[0] < kFirstRuns[0]) return false;
+  if (j.counted[1] < kFirstRuns[1]) return true;
   // Lanes unless one thread is clearly faster: within a fifth, the difference is as likely
   // a neighbour's noise, and on a free second core the lanes are the faster way.
   const bool best = j.median(1) * 5 <= j.median(0) * 6;
   if (static_cast<int>(best) != j.choice) {  // the first choice, or the machine changed
+    // The first runs tried both ways, as a probe does that confirms the choice.
+    j.probe_every = j.choice < 0 ? 2 * kProbeEvery : kProbeEvery;
     j.choice = best;
-    j.probe_every = kProbeEvery;
     j.since_probe = 0;
   } else if (j.probed) {  // the other way was tried and is still the slower
     j.probe_every = std::min(2 * j.probe_every, kProbeMax);
@@ -54,9 +56,13 @@ bool LaneChoice::lanes(uint64_t key) {
 void LaneChoice::ran(uint64_t key, bool on_lanes, uint64_t ns) {
   Job& j = find(key);
   const int w = on_lanes ? 1 : 0;
-  // The first run of each way is not counted; the others fill a ring of three.
-  if (j.runs[w] > 0) j.last[w][(j.runs[w] - 1) % 3] = ns;
-  ++j.runs[w];
+  // The job's first run is not counted; the others fill a ring of three per way.
+  if (!j.ran_once) {
+    j.ran_once = true;
+    return;
+  }
+  j.last[w][j.counted[w] % 3] = ns;
+  ++j.counted[w];
 }
 
 }  // namespace npu::emu
