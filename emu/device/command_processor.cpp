@@ -20,7 +20,7 @@ namespace npu::emu {
 
 void Device::Impl::run_job() {
   result = JobResult{};
-  result.profile.timeline.assign(cmds.size(), drm_npu_cmd_profile{UINT32_MAX, 0, 0, 0, 0});
+  result.profile.timeline.mutate().assign(cmds.size(), drm_npu_cmd_profile{UINT32_MAX, 0, 0, 0, 0});
   uint64_t cp_clock = 0;
   uint64_t cp_busy = 0;
   uint32_t dispatched[NPU_NUM_ENGINES] = {};
@@ -145,7 +145,8 @@ void Device::Impl::finish(uint64_t cp_clock, uint64_t cp_busy) {
     p.vector_elements += eng.stats.elements;
     p.semaphore_stall_cycles += eng.stats.stall;
   }
-  std::erase_if(p.timeline, [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
+  std::erase_if(p.timeline.mutate(),
+                [](const drm_npu_cmd_profile& e) { return e.cmd_index == UINT32_MAX; });
   result.fault = job.result_fault();
   // A faulted job ends at its first fault in virtual time. How far the command processor
   // and the other engines got on the host before they saw the abort is not part of the

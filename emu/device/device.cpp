@@ -58,7 +58,7 @@ std::vector<uint32_t> Device::Impl::safe_points_of_run() {
 
 void Device::Impl::shift_indices() {
   if (base == 0) return;
-  for (drm_npu_cmd_profile& e : result.profile.timeline) e.cmd_index += base;
+  for (drm_npu_cmd_profile& e : result.profile.timeline.mutate()) e.cmd_index += base;
   for (drm_npu_hazard& h : result.profile.race.hazards) {
     h.first.cmd_index += base;
     h.second.cmd_index += base;

@@ -236,7 +236,7 @@ struct Device::Impl {
   /// Notes a command of a threaded job in the timeline. Each command index is written by
   /// exactly one thread; the CP reads after the job.
   void record(uint32_t index, uint32_t engine, uint8_t op, uint64_t start, uint64_t end) {
-    drm_npu_cmd_profile& p = result.profile.timeline[index];
+    drm_npu_cmd_profile& p = result.profile.timeline.mutate()[index];  // unshared: run_job
     p.cmd_index = index;
     p.engine = static_cast<uint16_t>(engine);
     p.opcode = op;

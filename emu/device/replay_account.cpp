@@ -38,9 +38,10 @@ void Device::Impl::add_schedule(JobProfile& p, const isa::Schedule& s) const {
 /// Appends a replayed timeline to `p` with what it implies: FENCE interrupts, MACs, vector
 /// elements and DMA bytes (the statistics the engines gather when they run the commands).
 void Device::Impl::add_timeline(JobProfile& p, std::span<const isa::CommandTime> timeline) const {
-  p.timeline.reserve(p.timeline.size() + timeline.size());
+  ProfileTimeline::Entries& entries = p.timeline.mutate();
+  entries.reserve(entries.size() + timeline.size());
   for (const isa::CommandTime& t : timeline) {
-    p.timeline.push_back({t.index, t.engine, t.opcode, t.start, t.end});
+    entries.push_back({t.index, t.engine, t.opcode, t.start, t.end});
     const npu_cmd& c = cmds[t.index];
     if (t.engine == NPU_ENGINE_CP) {
       if (t.opcode == NPU_OP_FENCE && (c.hdr.flags & NPU_FENCE_FLAG_IRQ))

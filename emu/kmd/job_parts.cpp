@@ -10,11 +10,12 @@ void add_part(JobProfile& job, JobProfile&& part) {
   const uint64_t at = job.cycles;
   job.cycles += part.cycles;
   add_statistics(job, part);
-  job.timeline.reserve(job.timeline.size() + part.timeline.size());
+  ProfileTimeline::Entries& timeline = job.timeline.mutate();
+  timeline.reserve(timeline.size() + part.timeline.size());
   for (drm_npu_cmd_profile e : part.timeline) {
     e.start_cycle += at;
     e.end_cycle += at;
-    job.timeline.push_back(e);
+    timeline.push_back(e);
   }
   job.irq_values.insert(job.irq_values.end(), part.irq_values.begin(), part.irq_values.end());
   // A safe point is a FENCE: no hazard pairs a command before it with one after it, so the
@@ -38,7 +39,7 @@ void add_switch(JobProfile& job, uint32_t safe_point, uint64_t cycles) {
   e.opcode = DRM_NPU_PROFILE_PREEMPT;
   e.start_cycle = job.cycles;
   e.end_cycle = job.cycles + cycles;
-  job.timeline.push_back(e);
+  job.timeline.mutate().push_back(e);
   job.cycles += cycles;
   ++job.preemptions;
   job.preempt_cycles += cycles;

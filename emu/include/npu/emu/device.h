@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "npu/emu/mmu.h"
+#include "npu/emu/profile_timeline.h"
 #include "npu/isa/device_config.h"
 #include "npu/isa/validate.h"
 #include "npu_accel.h"
@@ -54,8 +55,8 @@ struct JobProfile {
   uint64_t macs = 0;
   uint64_t vector_elements = 0;
   uint64_t semaphore_stall_cycles = 0;
-  std::vector<drm_npu_cmd_profile> timeline;  // one entry per executed command, by index
-  std::vector<uint32_t> irq_values;           // FENCE interrupts, in order
+  ProfileTimeline timeline;          // one entry per executed command, by index
+  std::vector<uint32_t> irq_values;  // FENCE interrupts, in order
   RaceReport race;
   // A job the kernel driver ran in parts (preempted at safe points): the switches, each also a
   // DRM_NPU_PROFILE_PREEMPT entry of the timeline; their cycles are part of `cycles`.
