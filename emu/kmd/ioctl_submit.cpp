@@ -105,6 +105,7 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
 
   auto job = std::make_shared<Job>();
   std::shared_ptr<Context> ctx;
+  std::shared_ptr<const isa::Program> kept;  // the command buffer's program, validated before
   {
     std::lock_guard lk(file.mu);
     if (file.closed) return -EBADF;
@@ -162,9 +163,12 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
       log().warn("submit: {}", file.last_error);
       return -EINVAL;
     }
-    // Copy the command stream now: later writes to the BO do not affect the job.
+    // Copy the command stream now: later writes to the BO do not affect the job. A buffer
+    // validated before needs no copy: its kept program was made from the cache's own.
     const std::byte* src = cmd_ref->bo->mem->host() + s.cmd_offset;
-    cmd_bytes.assign(src, src + s.cmd_size);
+    if ((s.flags & DRM_NPU_SUBMIT_SKIP_VALIDATION) == 0)
+      kept = file.programs.find({src, static_cast<size_t>(s.cmd_size)});
+    if (kept == nullptr) cmd_bytes.assign(src, src + s.cmd_size);
 
     job->bos.reserve(refs.size());
     for (const Ref& r : refs) {
@@ -181,7 +185,7 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     if (!program) return reject(file, program.error().code, program.error().message);
     job->program = std::make_shared<const isa::Program>(std::move(*program));
   } else {
-    auto program = file.programs.validate(bytes, drv.cfg);
+    auto program = kept != nullptr ? std::move(kept) : file.programs.validate(bytes, drv.cfg);
     if (!program) return reject(file, program.error().code, program.error().message);
     job->program = std::move(*program);
     if (auto r = check_dram_ranges(*job->program, job->mmu); !r) {

@@ -13,17 +13,27 @@ std::atomic<uint64_t> g_next_id{1};
 
 }  // namespace
 
+std::shared_ptr<const isa::Program> ProgramCache::find_locked(std::span<const std::byte> bytes) {
+  for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+    if (it->bytes.size() != bytes.size() ||
+        std::memcmp(it->bytes.data(), bytes.data(), bytes.size()) != 0)
+      continue;
+    entries_.splice(entries_.begin(), entries_, it);
+    return entries_.front().program;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const isa::Program> ProgramCache::find(std::span<const std::byte> bytes) {
+  std::lock_guard lk(mu_);
+  return find_locked(bytes);
+}
+
 Expected<std::shared_ptr<const isa::Program>> ProgramCache::validate(
     std::span<const std::byte> bytes, const isa::DeviceConfig& cfg) {
   {
     std::lock_guard lk(mu_);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-      if (it->bytes.size() != bytes.size() ||
-          std::memcmp(it->bytes.data(), bytes.data(), bytes.size()) != 0)
-        continue;
-      entries_.splice(entries_.begin(), entries_, it);
-      return entries_.front().program;
-    }
+    if (auto kept = find_locked(bytes)) return kept;
     ++validated_;
   }
   auto checked = isa::validate(bytes, cfg);

@@ -1,8 +1,10 @@
 // ProgramCache (emu/kmd/program_cache.h): the same command-buffer bytes get the same validated
 // program (one validation, one id); other bytes, another; a buffer the validator refuses is
-// refused again with its message; the cache holds at most kEntries programs.
+// refused again with its message; the cache holds at most kEntries programs; find() gives a
+// kept program for bytes compared where they lie, which later writes to them do not change.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <vector>
 
 #include "npu/isa/builder.h"
@@ -40,6 +42,25 @@ TEST(ProgramCache, TheSameBytesGetTheSameProgramValidatedOnce) {
   EXPECT_NE((*other)->id, (*first)->id);
   EXPECT_EQ((*other)->cmds.size(), 5u);
   EXPECT_EQ(cache.validated(), 2u);
+}
+
+TEST(ProgramCache, FindComparesInPlaceAndHandsOutItsOwnCopy) {
+  ProgramCache cache;
+  const isa::DeviceConfig cfg;
+  std::vector<std::byte> bo = nops(3);  // the submitter's buffer
+  EXPECT_EQ(cache.find(bo), nullptr) << "nothing kept yet";
+  auto validated = cache.validate(bo, cfg);
+  ASSERT_TRUE(validated.has_value()) << validated.error().message;
+  const std::shared_ptr<const isa::Program> found = cache.find(bo);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found.get(), validated->get());
+  EXPECT_EQ(cache.validated(), 1u) << "a find is not a validation";
+  // The submitter rewrites its buffer: the kept program is unchanged, and the new bytes are
+  // not found.
+  const npu_cmd before = found->cmds.at(1);
+  for (size_t i = sizeof(npu_cmdbuf_header); i < bo.size(); ++i) bo[i] = std::byte{0x7f};
+  EXPECT_EQ(std::memcmp(&found->cmds.at(1), &before, sizeof before), 0);
+  EXPECT_EQ(cache.find(bo), nullptr);
 }
 
 TEST(ProgramCache, ARefusedBufferIsRefusedAgain) {
