@@ -297,10 +297,12 @@ struct Device::Impl {
   /// size, then LaneChoice in mode 2, which this sets chosen_key for), so that every
   /// safe-point segment of it runs the same way and the job's time says which way was faster.
   bool job_uses_lanes(const SerialPlan& plan);
-  /// The lanes' schedule of lane_cmds and lane_regions, a stretch of `plan`'s order from
-  /// timeline entry `first` (kept in the plan); host_ns: where this run is to measure each
+  /// The lanes' schedule of a stretch of `plan`'s order from timeline entry `first`, of
+  /// `stretch` entries (kept in the plan): of lane_cmds and lane_regions, which are kept with
+  /// it, unless this run `reused` the kept inputs; host_ns: where this run is to measure each
   /// command's host time (the plan's SerialPlan::host_ns), or nullptr.
-  const LaneSchedule& lane_schedule(const SerialPlan& plan, uint32_t first, uint32_t*& host_ns);
+  const LaneSchedule& lane_schedule(const SerialPlan& plan, uint32_t first, size_t stretch,
+                                    bool reused, uint32_t*& host_ns);
 };
 
 }  // namespace npu::emu

@@ -32,6 +32,11 @@ constexpr size_t kLanesMinCommands = 64;
 /// Runs of a stretch of commands between two makings of its lane schedule from measured times.
 constexpr uint32_t kRescheduleEvery = 32;
 
+/// Whether the stretch's schedule is to be made again on this run (lane_schedule()).
+bool reschedule_due(const KeptLaneSchedule& kept) {
+  return kept.runs >= (kept.measured ? kRescheduleEvery : 2);
+}
+
 /// An estimate of a data command's host time in nanoseconds, for the lanes' planner: the
 /// kernels' rates on this class of machine (a GEMM tile at kern::matrix_macs_per_ns of its
 /// dtype, e.g. fp32 about 40 GMAC/s and int8 on AMX about 160; a DMA copy about 20 GB/s, a
@@ -85,54 +90,65 @@ bool Device::Impl::job_uses_lanes(const SerialPlan& plan) {
 std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order,
                                                  const isa::Schedule& s) {
   if (!lanes_this_job || running_plan == nullptr || order.empty()) return std::nullopt;
-  lane_cmds.clear();
-  lane_regions.clear();
-  lane_timeline.clear();
-  lane_dram.clear();
-  std::vector<isa::Region> regions;
-  for (const uint32_t k : order) {
-    const isa::CommandTime& t = s.timeline[k];
-    if (!is_data(t)) continue;
-    const npu_cmd& c = cmds[t.index];
-    std::byte* dram = nullptr;
-    if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
-    LaneCommand lc;
-    lc.first = static_cast<uint32_t>(lane_regions.size());
-    const uint32_t took = running_plan->host_ns[k];
-    lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
-    host_regions(regions, dram, lane_regions);
-    lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
-    lane_cmds.push_back(lc);
-    lane_timeline.push_back(k);
-    lane_dram.push_back(dram);
+  // The inputs the stretch's last run built, when this job's Mmu maps what that one's did and
+  // its schedule is not to be made again (which takes the costs measured since).
+  const KeptLaneSchedule& kept = running_plan->lane_schedules[order.front()];
+  const bool reuse = kept.inputs && kept.stretch == order.size() && !reschedule_due(kept) &&
+                     kept.mappings == mmu->mappings();
+  if (!reuse) {
+    lane_cmds.clear();
+    lane_regions.clear();
+    lane_timeline.clear();
+    lane_dram.clear();
+    std::vector<isa::Region> regions;
+    for (const uint32_t k : order) {
+      const isa::CommandTime& t = s.timeline[k];
+      if (!is_data(t)) continue;
+      const npu_cmd& c = cmds[t.index];
+      std::byte* dram = nullptr;
+      if (check_operands(c, regions, dram)) return std::nullopt;  // the serial loop faults
+      LaneCommand lc;
+      lc.first = static_cast<uint32_t>(lane_regions.size());
+      const uint32_t took = running_plan->host_ns[k];
+      lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
+      host_regions(regions, dram, lane_regions);
+      lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
+      lane_cmds.push_back(lc);
+      lane_timeline.push_back(k);
+      lane_dram.push_back(dram);
+    }
   }
+  const std::span<const LaneCommand> in_cmds = reuse ? kept.cmds : lane_cmds;
+  const std::span<const LaneRegion> in_regions = reuse ? kept.regions : lane_regions;
+  const std::span<const uint32_t> in_timeline = reuse ? kept.timeline : lane_timeline;
+  const std::span<std::byte* const> in_dram = reuse ? kept.dram : lane_dram;
   if (!lanes) lanes = std::make_unique<Lanes>();
   // A command of a segment the gate refuses (the job stops at the safe point before it) does
   // not run: it is refused, and so are the later segments' commands, which are all that
   // conflict with it.
-  lane_refused.assign(lane_cmds.size(), 0);
+  lane_refused.assign(in_cmds.size(), 0);
   const std::function<uint64_t(uint32_t)> point_end = fence_end(s);
   uint32_t* host_ns = nullptr;  // where this run measures each command's host time
-  const LaneSchedule& schedule = lane_schedule(*running_plan, order.front(), host_ns);
+  const LaneSchedule& schedule =
+      lane_schedule(*running_plan, order.front(), order.size(), reuse, host_ns);
   const uint64_t drained = lanes->drained_runs();
   const std::span<const uint8_t> done = lanes->run(
-      lane_cmds, lane_regions,
+      in_cmds, in_regions,
       [&](uint32_t i, int /*lane*/) {
-        const isa::CommandTime& t = s.timeline[lane_timeline[i]];
+        const isa::CommandTime& t = s.timeline[in_timeline[i]];
         if (gate && !gate->admit(t.index, point_end)) {
           lane_refused[i] = 1;
           return true;
         }
-        const LaneCommand& lc = lane_cmds[i];
+        const LaneCommand& lc = in_cmds[i];
         const auto start = host_ns != nullptr ? std::chrono::steady_clock::now()
                                               : std::chrono::steady_clock::time_point{};
-        execute(cmds[t.index], lane_dram[i],
-                std::span<const LaneRegion>(lane_regions).subspan(lc.first, lc.count));
+        execute(cmds[t.index], in_dram[i], in_regions.subspan(lc.first, lc.count));
         if (host_ns != nullptr) {
           const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::steady_clock::now() - start)
                                  .count();
-          host_ns[lane_timeline[i]] = static_cast<uint32_t>(std::clamp<int64_t>(ns, 1, UINT32_MAX));
+          host_ns[in_timeline[i]] = static_cast<uint32_t>(std::clamp<int64_t>(ns, 1, UINT32_MAX));
         }
         return !job.aborted();
       },
@@ -144,7 +160,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
     lanes_this_job = false;
     device_log().debug(
         "lanes drained in a stretch of {} data commands: the rest of the job on one thread",
-        lane_cmds.size());
+        in_cmds.size());
   }
   size_t ran = 0, i = 0;
   for (const uint32_t k : order) {
@@ -161,19 +177,27 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
 }
 
 const LaneSchedule& Device::Impl::lane_schedule(const SerialPlan& plan, uint32_t first,
-                                                uint32_t*& host_ns) {
+                                                size_t stretch, bool reused, uint32_t*& host_ns) {
   host_ns = nullptr;
   // Kept from the stretch's last run while its regions are the same. The first is made from
   // the estimates; the second run (warm) measures each command's host time and the third runs
   // a schedule made from those; then every kRescheduleEvery runs the times are measured again
   // and the schedule made again, to follow the machine.
   KeptLaneSchedule& kept = plan.lane_schedules[first];
-  const bool changed = kept.regions != lane_regions;
-  if (changed || kept.runs >= (kept.measured ? kRescheduleEvery : 2)) {
-    kept.measured = !changed;
-    kept.schedule = schedule_lanes(lane_cmds, lane_regions);
-    kept.regions = lane_regions;
-    kept.runs = 0;
+  if (!reused) {  // lane_cmds and the rest were built for this run: kept for the next ones
+    const bool changed = kept.regions != lane_regions;
+    if (changed || reschedule_due(kept)) {
+      kept.measured = !changed;
+      kept.schedule = schedule_lanes(lane_cmds, lane_regions);
+      kept.regions = lane_regions;
+      kept.runs = 0;
+    }
+    kept.inputs = true;
+    kept.mappings = mmu->mappings();
+    kept.stretch = stretch;
+    kept.cmds = lane_cmds;
+    kept.timeline = lane_timeline;
+    kept.dram = lane_dram;
   }
   if (kept.runs + 1 == (kept.measured ? kRescheduleEvery : 2)) host_ns = plan.host_ns.data();
   ++kept.runs;

@@ -3,7 +3,8 @@
 // bytes, cycles and profile as a program without one; a kept plan is not used for a job whose
 // Mmu does not map the program's DRAM, which faults exactly as a program without an id does.
 // A large job whose safe points cut it into small segments runs every segment on the lanes.
-// The runs of a kept plan share its profile's timeline until one is changed.
+// The runs of a kept plan share its profile's timeline until one is changed, and its lanes'
+// inputs while the job's Mmu maps the same memory.
 #include <thread>
 
 #include "device_fixture.h"
@@ -126,6 +127,43 @@ TEST(SerialPlan, RunsOfAKeptPlanShareTheProfileTimeline) {
   EXPECT_EQ(a.profile.timeline[0].end_cycle, end);
   EXPECT_EQ(b.profile.timeline[0].end_cycle, end + 7);
   EXPECT_EQ(dev.run(kept, dram.mmu).profile.timeline[0].end_cycle, end);
+}
+
+// The lanes keep a stretch's inputs (its commands' operand regions and DRAM host addresses)
+// for the plan's next runs while the job's Mmu maps the same memory the same way; a job whose
+// Mmu maps the program's VAs to other host memory builds them again, so its results land in its
+// own buffers and the other job's stay as they were.
+TEST(SerialPlan, KeptLaneInputsFollowTheMmu) {
+  const isa::DeviceConfig cfg = small_config();
+  Device dev(cfg);
+  constexpr uint32_t kSegs = 32, kBytes = 4096;
+  Dram a, b;  // the same VAs in two sets of host buffers
+  isa::Program p = segments_copy(a, kSegs, kBytes, cfg);
+  segments_copy(b, kSegs, kBytes, cfg);
+  for (std::byte& x : b.at(0)) x = ~x;
+  p.id = 1004;
+  JobOptions on;
+  on.host_lanes = HostLanes::On;
+  const std::vector<std::byte> zeros(size_t{kSegs} * kBytes);
+  for (int run = 0; run < 4; ++run) {  // inputs built, then kept
+    SCOPED_TRACE(run);
+    a.at(1) = zeros;
+    const JobResult r = dev.run(p, a.mmu, on);
+    ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
+    EXPECT_TRUE(r.on_lanes);
+    EXPECT_EQ(a.at(1), a.at(0));
+  }
+  a.at(1) = zeros;
+  for (int run = 0; run < 3; ++run) {
+    SCOPED_TRACE(run);
+    const JobResult r = dev.run(p, b.mmu, on);
+    ASSERT_EQ(r.status, DRM_NPU_JOB_OK);
+    EXPECT_TRUE(r.plan_reused && r.on_lanes);
+    EXPECT_EQ(b.at(1), b.at(0));
+    EXPECT_EQ(a.at(1), zeros) << "written through the other job's host addresses";
+  }
+  ASSERT_EQ(dev.run(p, a.mmu, on).status, DRM_NPU_JOB_OK);
+  EXPECT_EQ(a.at(1), a.at(0));
 }
 
 TEST(SerialPlan, AJobWhoseMmuDoesNotMapTheProgramFaultsAsWithoutAPlan) {

@@ -15,6 +15,7 @@ struct Mapping {
   uint64_t size = 0;
   std::byte* host = nullptr;
   uint8_t access = 0;
+  friend bool operator==(const Mapping&, const Mapping&) = default;
 };
 
 class Mmu {
