@@ -16,6 +16,7 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 
@@ -138,38 +139,54 @@ void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, s
   return n;
 }
 
+/// Lanes past `left` masked off.
+inline __mmask16 mask16(size_t left) {
+  return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
+}
+
+/// 16 floats as half elements of `dtype`: VCVTPS2PH for fp16; for bf16 fp32_to_bf16's integer
+/// rounding (to nearest even on the top half, a NaN keeps its top bits and is made quiet).
+[[gnu::target("avx512f,avx512bw,avx512vl,f16c"), gnu::always_inline]] inline __m256i to_half16(
+    __m512 v, uint8_t dtype) {
+  if (dtype != NPU_DTYPE_BF16)
+    return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512i x = _mm512_castps_si512(v);
+  const __m512i hi = _mm512_srli_epi32(x, 16);
+  // Round to nearest even: x + 0x7fff + (bit 16 of x), then the top half.
+  const __m512i rounded =
+      _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)),
+                                         _mm512_and_si512(hi, _mm512_set1_epi32(1))),
+                        16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rounded, nan, hi, _mm512_set1_epi32(0x40)));
+}
+
 [[gnu::target("avx512f,avx512bw,avx512vl,f16c")]] size_t narrow_avx512(const std::byte* src,
                                                                        uint8_t dtype, size_t n,
                                                                        std::byte* dst) {
-  const auto mask = [](size_t left) {
-    return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
-  };
-  if (dtype == NPU_DTYPE_BF16) {
-    const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff);
-    const __m512i inf = _mm512_set1_epi32(0x7f800000);
-    const __m512i bias = _mm512_set1_epi32(0x7fff);
-    const __m512i one = _mm512_set1_epi32(1);
-    const __m512i quiet = _mm512_set1_epi32(0x40);
-    for (size_t i = 0; i < n; i += 16) {
-      const __mmask16 m = mask(n - i);
-      const __m512i x = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + 4 * i));
-      const __m512i hi = _mm512_srli_epi32(x, 16);
-      // Round to nearest even: x + 0x7fff + (bit 16 of x), then the top half.
-      const __m512i rounded = _mm512_srli_epi32(
-          _mm512_add_epi32(_mm512_add_epi32(x, bias), _mm512_and_si512(hi, one)), 16);
-      const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs_mask), inf);
-      const __m512i r = _mm512_mask_or_epi32(rounded, nan, hi, quiet);
-      _mm256_mask_storeu_epi16(dst + 2 * i, m, _mm512_cvtepi32_epi16(r));
-    }
-    return n;
-  }
   for (size_t i = 0; i < n; i += 16) {
-    const __mmask16 m = mask(n - i);
-    const __m256i h = _mm512_cvtps_ph(_mm512_maskz_loadu_ps(m, src + 4 * i),
-                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm256_mask_storeu_epi16(dst + 2 * i, m, h);
+    const __mmask16 m = mask16(n - i);
+    _mm256_mask_storeu_epi16(dst + 2 * i, m,
+                             to_half16(_mm512_maskz_loadu_ps(m, src + 4 * i), dtype));
   }
   return n;
+}
+
+/// narrow_half_clamped in one pass: bias, clamp and rounding in registers.
+[[gnu::target("avx512f,avx512bw,avx512vl,f16c")]] void narrow_clamped_avx512(
+    const float* acc, const float* bias, float lo, float hi, uint8_t dtype, size_t n,
+    std::byte* dst) {
+  const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 m = mask16(n - i);
+    __m512 y = _mm512_maskz_loadu_ps(m, acc + i);
+    if (bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
+    // y < lo ? lo : y, then y > hi ? hi : y: ordered compares, so a NaN stays.
+    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, vlo, _CMP_LT_OQ), y, vlo);
+    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, vhi, _CMP_GT_OQ), y, vhi);
+    _mm256_mask_storeu_epi16(dst + 2 * i, m, to_half16(y, dtype));
+  }
 }
 
 }  // namespace
@@ -202,6 +219,23 @@ void narrow_half(const std::byte* src, uint8_t dtype, size_t n, std::byte* dst) 
       break;
   }
   narrow_scalar(src, dtype, done, n, dst);
+}
+
+void narrow_half_clamped(const float* acc, const float* bias, float lo, float hi, uint8_t dtype,
+                         size_t n, std::byte* dst) {
+  if (half_isa() == HalfIsa::kAvx512)
+    return narrow_clamped_avx512(acc, bias, lo, hi, dtype, n, dst);
+  constexpr size_t kChunk = 256;
+  float y[kChunk];
+  for (size_t j0 = 0; j0 < n; j0 += kChunk) {
+    const size_t c = std::min(kChunk, n - j0);
+    for (size_t j = 0; j < c; ++j) {
+      float v = bias != nullptr ? acc[j0 + j] + bias[j0 + j] : acc[j0 + j];
+      v = v < lo ? lo : v;
+      y[j] = v > hi ? hi : v;
+    }
+    narrow_half(y, dtype, c, dst + 2 * j0);
+  }
 }
 
 const char* half_convert_isa() {

@@ -69,17 +69,7 @@ inline void store_f32_row(std::byte* out, const float* acc, const float* bias, f
 inline void store_float_row(std::byte* out, uint8_t out_dtype, const float* acc, const float* bias,
                             float lo, float hi, size_t count) {
   if (out_dtype == NPU_DTYPE_FP32) return store_f32_row(out, acc, bias, lo, hi, count);
-  constexpr size_t kChunk = 256;
-  float y[kChunk];
-  for (size_t j0 = 0; j0 < count; j0 += kChunk) {
-    const size_t n = std::min(kChunk, count - j0);
-    for (size_t j = 0; j < n; ++j) {
-      float v = bias != nullptr ? acc[j0 + j] + bias[j0 + j] : acc[j0 + j];
-      v = v < lo ? lo : v;
-      y[j] = v > hi ? hi : v;
-    }
-    narrow_half(y, out_dtype, n, out + 2 * j0);
-  }
+  narrow_half_clamped(acc, bias, lo, hi, out_dtype, count, out);
 }
 
 /// `count` elements of float dtype `dtype` (fp32, fp16 or bf16) at SRAM `addr` as fp32.

@@ -2,12 +2,14 @@
 // pattern widened; for narrowing, every top 16 bits of an fp32 pattern with low halves that
 // sit on, beside and between the rounding points of both types (ties to even, the subnormal
 // range, overflow to infinity, NaN payloads). Lengths that leave tails and unaligned pointers
-// go through the same checks, and the forced-scalar switch is checked to change nothing.
+// go through the same checks, and the forced-scalar switch is checked to change nothing; the
+// matrix engine's half output stage (bias, clamp, round in one pass) against the scalar steps.
 #include "half_convert.h"
 
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -87,6 +89,35 @@ TEST_P(HalfConvert, TailsAndUnalignedPointers) {
       }
     }
   }
+}
+
+// The output stage in one pass: acc (+ bias), clamped to [lo, hi] with the scalar
+// comparisons (a NaN passes through, -0 and +0 as they are), then rounded like narrow_half:
+// every fp32 pattern as acc with and without a bias, and bounds that clamp some of them.
+TEST_P(HalfConvert, NarrowsClampedAsTheScalarStage) {
+  const std::vector<uint32_t> x = fp32_patterns();
+  std::vector<float> acc(x.size()), bias(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    acc[i] = std::bit_cast<float>(x[i]);
+    bias[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.25f;
+  }
+  const float bounds[][2] = {{-INFINITY, INFINITY}, {0.0f, 6.0f}, {-0.0f, 1e30f}, {-2.5f, 0.0f}};
+  for (const uint8_t dt : kHalfTypes)
+    for (const auto& b : bounds)
+      for (const bool with_bias : {false, true})
+        for (const size_t n : {x.size(), size_t{37}}) {
+          std::vector<uint16_t> got(n, 0x5a5a);
+          narrow_half_clamped(acc.data(), with_bias ? bias.data() : nullptr, b[0], b[1], dt, n,
+                              reinterpret_cast<std::byte*>(got.data()));
+          for (size_t i = 0; i < n; ++i) {
+            float y = with_bias ? acc[i] + bias[i] : acc[i];
+            y = y < b[0] ? b[0] : y;
+            y = y > b[1] ? b[1] : y;
+            ASSERT_EQ(got[i], isa::fp32_to_half(dt, y))
+                << "dtype " << int{dt} << " acc 0x" << std::hex << x[i] << " bias " << with_bias
+                << " lo " << b[0] << " hi " << b[1];
+          }
+        }
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, HalfConvert, ::testing::Values(false, true),
