@@ -10,18 +10,17 @@
 // fifth; of two times the lower, so one slowed lanes run does not pick one thread), the other
 // being tried again after kProbeEvery runs, so a machine whose load changes is followed. One
 // thread is tried second, not last: `npu-submit --warmup 2` then times only chosen runs, where
-// three one-thread runs among the first six (the earlier rule) put two into the timed ten and
-// made ResNet-50 fp32 8% slower in its median. A probe that leaves the choice as it was
-// doubles the runs to the next one, up to kProbeMax (the first runs count as one: the first
-// probe comes after 2 * kProbeEvery runs); a choice that changes (by a probe or by the chosen
-// way's own times) brings them back to kProbeEvery.
-// Each probe of the slower way costs what that way is slower (ResNet-18 fp32: one thread about
-// 64 ms against 40 on the lanes, so every eighth run paid a twelfth of the job's time again);
-// a machine whose load holds still now pays for about one probe in 64 runs. A median,
-// not an average: on a shared virtual machine one run in a few is slowed by a neighbour, and an
-// average of two runs (the earlier rule) then picked one thread for ResNet-50 fp32 (115 ms per
-// inference against 82 ms on the lanes). Results and cycles do not depend on the choice (the lanes
-// end as the serial order does).
+// three one-thread runs among the first six (the earlier rule) put two into the timed ten
+// (ResNet-50 and ResNet-18 fp32 took 0.966 and 0.965 of the time with this order). A probe that
+// leaves the choice as it was doubles the runs to the next one, up to kProbeMax (the first runs
+// count as one: the first probe comes after 2 * kProbeEvery runs); a choice that changes (by a
+// probe or by the chosen way's own times) brings them back to kProbeEvery. Each probe of the slower
+// way costs what that way is slower (ResNet-18 fp32: one thread about 64 ms against 40 on the
+// lanes, so every eighth run paid a twelfth of the job's time again); a machine whose load holds
+// still now pays for about one probe in 64 runs. A median, not an average: on a shared virtual
+// machine one run in a few is slowed by a neighbour, and an average of two runs (the earlier rule)
+// then picked one thread for ResNet-50 fp32 (115 ms per inference against 82 ms on the lanes).
+// Results and cycles do not depend on the choice (the lanes end as the serial order does).
 //
 // Threading: used by one thread at a time (the device's run lock). Lifetime: owned by the
 // device; it remembers the last kJobs jobs.
