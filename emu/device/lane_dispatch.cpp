@@ -93,8 +93,8 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   // The inputs the stretch's last run built, when this job's Mmu maps what that one's did and
   // its schedule is not to be made again (which takes the costs measured since).
   const KeptLaneSchedule& kept = running_plan->lane_schedules[order.front()];
-  const bool reuse = kept.inputs && kept.stretch == order.size() && !reschedule_due(kept) &&
-                     kept.mappings == mmu->mappings();
+  const bool reuse =
+      kept.stretch == order.size() && !reschedule_due(kept) && kept.mappings == mmu->mappings();
   if (!reuse) {
     lane_cmds.clear();
     lane_regions.clear();
@@ -192,7 +192,6 @@ const LaneSchedule& Device::Impl::lane_schedule(const SerialPlan& plan, uint32_t
       kept.regions = lane_regions;
       kept.runs = 0;
     }
-    kept.inputs = true;
     kept.mappings = mmu->mappings();
     kept.stretch = stretch;
     kept.cmds = lane_cmds;

@@ -36,11 +36,10 @@ struct KeptLaneSchedule {
   uint32_t runs = 0;      // runs since it was made
   bool measured = false;  // made from measured host times (else from estimates)
   // The lanes' other inputs as the stretch's last built run made them (lane_dispatch.cpp),
-  // with the Mmu mappings they were built for and the stretch's length. A run whose job maps
-  // the same BOs the same way uses them and `regions` as they are, instead of checking and
-  // translating every command's operands again: ResNet-50's 9,921 data commands took 1.6 ms
-  // per inference on one thread while the other lane waited.
-  bool inputs = false;
+  // with the Mmu mappings they were built for and the stretch's length (0: none kept yet). A
+  // run whose job maps the same BOs the same way uses them and `regions` as they are, instead
+  // of checking and translating every command's operands again: ResNet-50's 9,921 data
+  // commands took 1.6 ms per inference on one thread while the other lane waited.
   std::vector<Mapping> mappings;
   size_t stretch = 0;
   std::vector<LaneCommand> cmds;

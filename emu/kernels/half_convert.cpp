@@ -104,6 +104,10 @@ void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, s
 }
 
 // ------------------------------------------------------------------------------- AVX-512
+/// Lanes past `left` masked off.
+inline __mmask16 mask16(size_t left) {
+  return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
+}
 
 // Whole arrays, the last partial vector masked (a compiler's 16- and 24-channel slices narrowed
 // 8 of every 24 outputs in the scalar loop).
@@ -111,12 +115,9 @@ void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, s
                                                                       uint8_t dtype, size_t n,
                                                                       std::byte* dst) {
   size_t i = 0;
-  const auto mask = [](size_t left) {
-    return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
-  };
   if (dtype == NPU_DTYPE_BF16) {
     for (; i < n; i += 16) {
-      const __mmask16 m = mask(n - i);
+      const __mmask16 m = mask16(n - i);
       const __m256i h = _mm256_maskz_loadu_epi16(m, src + 2 * i);
       const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
       _mm512_mask_storeu_ps(dst + 4 * i, m, _mm512_castsi512_ps(w));
@@ -128,7 +129,7 @@ void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, s
   const __m512i quiet_exp = _mm512_set1_epi32(0x7e00), snan_exp = _mm512_set1_epi32(0x7c00);
   const __m512i man = _mm512_set1_epi32(0x3ff);
   for (; i < n; i += 16) {
-    const __mmask16 m = mask(n - i);
+    const __mmask16 m = mask16(n - i);
     const __m256i h = _mm256_maskz_loadu_epi16(m, src + 2 * i);
     const __m512i x = _mm512_cvtepu16_epi32(h);
     if (_mm512_mask_cmpeq_epi32_mask(_mm512_test_epi32_mask(x, man), _mm512_and_si512(x, quiet_exp),
@@ -137,11 +138,6 @@ void narrow_scalar(const std::byte* src, uint8_t dtype, size_t from, size_t n, s
     _mm512_mask_storeu_ps(dst + 4 * i, m, _mm512_cvtph_ps(h));
   }
   return n;
-}
-
-/// Lanes past `left` masked off.
-inline __mmask16 mask16(size_t left) {
-  return static_cast<__mmask16>(left >= 16 ? 0xffff : (1u << left) - 1);
 }
 
 /// 16 floats as half elements of `dtype`: VCVTPS2PH for fp16; for bf16 fp32_to_bf16's integer

@@ -34,7 +34,6 @@ class ProfileTimeline {
   const drm_npu_cmd_profile* end() const { return data() + size(); }
   const drm_npu_cmd_profile& operator[](size_t i) const { return (*entries_)[i]; }
   const drm_npu_cmd_profile& front() const { return entries_->front(); }
-  const drm_npu_cmd_profile& back() const { return entries_->back(); }
 
   /// The entries to change: this timeline's own (copied first when another copy shares them).
   Entries& mutate() {
