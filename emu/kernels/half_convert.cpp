@@ -116,6 +116,10 @@ inline __mmask16 mask16(size_t left) {
                                                                       std::byte* dst) {
   size_t i = 0;
   if (dtype == NPU_DTYPE_BF16) {
+    for (; i + 16 <= n; i += 16) {  // unmasked: masked stores cost more on some CPUs
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * i));
+      _mm512_storeu_si512(dst + 4 * i, _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
     for (; i < n; i += 16) {
       const __mmask16 m = mask16(n - i);
       const __m256i h = _mm256_maskz_loadu_epi16(m, src + 2 * i);
@@ -126,6 +130,17 @@ inline __mmask16 mask16(size_t left) {
   }
   // VCVTPH2PS quiets a signaling NaN; fp16_to_fp32 keeps its bits. The first block that holds
   // one ends the vector loop and the scalar loop does the rest (NaNs are rare).
+  // Whole blocks of 32 first, tested for signaling NaNs as 16-bit lanes, without masks.
+  const __m512i quiet_exp16 = _mm512_set1_epi16(0x7e00), snan_exp16 = _mm512_set1_epi16(0x7c00);
+  const __m512i man16 = _mm512_set1_epi16(0x3ff);
+  for (; i + 32 <= n; i += 32) {
+    const __m512i h = _mm512_loadu_si512(src + 2 * i);
+    if (_mm512_mask_cmpeq_epi16_mask(_mm512_test_epi16_mask(h, man16),
+                                     _mm512_and_si512(h, quiet_exp16), snan_exp16) != 0)
+      break;  // the loop below finds it
+    _mm512_storeu_ps(dst + 4 * i, _mm512_cvtph_ps(_mm512_castsi512_si256(h)));
+    _mm512_storeu_ps(dst + 4 * i + 64, _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1)));
+  }
   const __m512i quiet_exp = _mm512_set1_epi32(0x7e00), snan_exp = _mm512_set1_epi32(0x7c00);
   const __m512i man = _mm512_set1_epi32(0x3ff);
   for (; i < n; i += 16) {
@@ -161,7 +176,11 @@ inline __mmask16 mask16(size_t left) {
 [[gnu::target("avx512f,avx512bw,avx512vl,f16c")]] size_t narrow_avx512(const std::byte* src,
                                                                        uint8_t dtype, size_t n,
                                                                        std::byte* dst) {
-  for (size_t i = 0; i < n; i += 16) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)  // unmasked: masked stores cost more on some CPUs
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i),
+                        to_half16(_mm512_loadu_ps(src + 4 * i), dtype));
+  if (i < n) {
     const __mmask16 m = mask16(n - i);
     _mm256_mask_storeu_epi16(dst + 2 * i, m,
                              to_half16(_mm512_maskz_loadu_ps(m, src + 4 * i), dtype));
@@ -169,19 +188,30 @@ inline __mmask16 mask16(size_t left) {
   return n;
 }
 
+/// Bias, clamp and rounding of the `m` lanes of 16 accumulators at i.
+[[gnu::target("avx512f,avx512bw,avx512vl,f16c"), gnu::always_inline]] inline __m256i clamped16(
+    const float* acc, const float* bias, __m512 vlo, __m512 vhi, uint8_t dtype, size_t i,
+    __mmask16 m) {
+  __m512 y = _mm512_maskz_loadu_ps(m, acc + i);
+  if (bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
+  // y < lo ? lo : y, then y > hi ? hi : y: ordered compares, so a NaN stays.
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, vlo, _CMP_LT_OQ), y, vlo);
+  y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, vhi, _CMP_GT_OQ), y, vhi);
+  return to_half16(y, dtype);
+}
+
 /// narrow_half_clamped in one pass: bias, clamp and rounding in registers.
 [[gnu::target("avx512f,avx512bw,avx512vl,f16c")]] void narrow_clamped_avx512(
     const float* acc, const float* bias, float lo, float hi, uint8_t dtype, size_t n,
     std::byte* dst) {
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  for (size_t i = 0; i < n; i += 16) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16)  // unmasked stores (an all-ones load mask costs nothing)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i),
+                        clamped16(acc, bias, vlo, vhi, dtype, i, 0xffff));
+  if (i < n) {
     const __mmask16 m = mask16(n - i);
-    __m512 y = _mm512_maskz_loadu_ps(m, acc + i);
-    if (bias != nullptr) y = _mm512_add_ps(y, _mm512_maskz_loadu_ps(m, bias + i));
-    // y < lo ? lo : y, then y > hi ? hi : y: ordered compares, so a NaN stays.
-    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, vlo, _CMP_LT_OQ), y, vlo);
-    y = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(y, vhi, _CMP_GT_OQ), y, vhi);
-    _mm256_mask_storeu_epi16(dst + 2 * i, m, to_half16(y, dtype));
+    _mm256_mask_storeu_epi16(dst + 2 * i, m, clamped16(acc, bias, vlo, vhi, dtype, i, m));
   }
 }
 
