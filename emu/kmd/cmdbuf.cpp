@@ -39,8 +39,8 @@ Expected<isa::Program> parse_unvalidated(std::span<const std::byte> buffer) {
   isa::Program p;
   p.validated = false;  // the device checks each command before running it
   p.required_features = h.required_features;
-  p.cmds.resize(h.num_cmds);
-  std::memcpy(p.cmds.data(), buffer.data() + sizeof(h), body);
+  p.header = h;
+  p.cmds = isa::copy_commands(buffer.data() + sizeof(h), h.num_cmds);
   return p;
 }
 

@@ -15,7 +15,8 @@ namespace npu::emu::kmd {
 
 /// SKIP_VALIDATION: checks only the header (magic, major version, size, command count) and
 /// that the buffer holds whole commands, then copies the commands unchecked so the device's
-/// own fault reporting gets exercised. EINVAL with a message naming the field.
+/// own fault reporting gets exercised. EINVAL with a message naming the field. The header is
+/// read once and each command copied once, so `buffer` may be one its submitter can write.
 Expected<isa::Program> parse_unvalidated(std::span<const std::byte> buffer);
 
 /// Every Program::dram range must lie inside one mapping of `mmu` allowing its access.

@@ -92,20 +92,15 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
   s.fence_fd = -1;
   if ((s.flags & ~DRM_NPU_SUBMIT_FLAGS_VALID) != 0) return -EINVAL;
 
-  // Scratch buffers reused by every submit of this thread (no allocation once warm).
+  // Reused by every submit of this thread (no allocation once warm).
   thread_local std::vector<drm_npu_bo_ref> user_refs;
-  thread_local std::vector<std::byte> cmd_bytes;
-  // ...but do not keep a huge command buffer's copy alive for the life of the thread.
-  struct TrimScratch {
-    ~TrimScratch() {
-      if (cmd_bytes.capacity() > (16u << 20)) cmd_bytes = {};
-    }
-  } trim;
   std::vector<Ref> refs;
 
   auto job = std::make_shared<Job>();
   std::shared_ptr<Context> ctx;
   std::shared_ptr<const isa::Program> kept;  // the command buffer's program, validated before
+  std::shared_ptr<const BoMemory> cmd_mem;   // keeps cmd_src alive once the lock is released
+  std::span<const std::byte> cmd_src;        // the command buffer where it lies
   {
     std::lock_guard lk(file.mu);
     if (file.closed) return -EBADF;
@@ -163,12 +158,13 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
       log().warn("submit: {}", file.last_error);
       return -EINVAL;
     }
-    // Copy the command stream now: later writes to the BO do not affect the job. A buffer
-    // validated before needs no copy: its kept program was made from the cache's own.
-    const std::byte* src = cmd_ref->bo->mem->host() + s.cmd_offset;
-    if ((s.flags & DRM_NPU_SUBMIT_SKIP_VALIDATION) == 0)
-      kept = file.programs.find({src, static_cast<size_t>(s.cmd_size)});
-    if (kept == nullptr) cmd_bytes.assign(src, src + s.cmd_size);
+    // The job runs copies of the commands, so later writes to the BO do not affect it. The
+    // buffer is read where it lies: the program cache compares it, and validate() and
+    // parse_unvalidated() read its header once and copy each command once, checking (or
+    // running) only their copies (program_cache.h).
+    cmd_mem = cmd_ref->bo->mem;
+    cmd_src = {cmd_mem->host() + s.cmd_offset, static_cast<size_t>(s.cmd_size)};
+    if ((s.flags & DRM_NPU_SUBMIT_SKIP_VALIDATION) == 0) kept = file.programs.find(cmd_src);
 
     job->bos.reserve(refs.size());
     for (const Ref& r : refs) {
@@ -179,13 +175,12 @@ int ioctl_submit(Driver& drv, File& file, void* data) {
     }
   }
 
-  const std::span<const std::byte> bytes(cmd_bytes.data(), cmd_bytes.size());
   if ((s.flags & DRM_NPU_SUBMIT_SKIP_VALIDATION) != 0) {
-    auto program = parse_unvalidated(bytes);
+    auto program = parse_unvalidated(cmd_src);
     if (!program) return reject(file, program.error().code, program.error().message);
     job->program = std::make_shared<const isa::Program>(std::move(*program));
   } else {
-    auto program = kept != nullptr ? std::move(kept) : file.programs.validate(bytes, drv.cfg);
+    auto program = kept != nullptr ? std::move(kept) : file.programs.validate(cmd_src, drv.cfg);
     if (!program) return reject(file, program.error().code, program.error().message);
     job->program = std::move(*program);
     if (auto r = check_dram_ranges(*job->program, job->mmu); !r) {

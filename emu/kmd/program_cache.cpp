@@ -13,13 +13,21 @@ std::atomic<uint64_t> g_next_id{1};
 
 }  // namespace
 
+bool ProgramCache::same(const isa::Program& p, std::span<const std::byte> bytes) {
+  constexpr size_t kHeader = sizeof(npu_cmdbuf_header);
+  return bytes.size() == size_of(p) && std::memcmp(bytes.data(), &p.header, kHeader) == 0 &&
+         std::memcmp(bytes.data() + kHeader, p.cmds.data(), p.cmds.size() * NPU_CMD_SIZE) == 0;
+}
+
+size_t ProgramCache::size_of(const isa::Program& p) {
+  return sizeof(npu_cmdbuf_header) + p.cmds.size() * NPU_CMD_SIZE;
+}
+
 std::shared_ptr<const isa::Program> ProgramCache::find_locked(std::span<const std::byte> bytes) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (it->bytes.size() != bytes.size() ||
-        std::memcmp(it->bytes.data(), bytes.data(), bytes.size()) != 0)
-      continue;
+    if (!same(**it, bytes)) continue;
     entries_.splice(entries_.begin(), entries_, it);
-    return entries_.front().program;
+    return entries_.front();
   }
   return nullptr;
 }
@@ -40,13 +48,14 @@ Expected<std::shared_ptr<const isa::Program>> ProgramCache::validate(
   if (!checked) return checked.error();
   auto program = std::make_shared<isa::Program>(std::move(*checked));
   program->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
-  if (bytes.size() > kMaxBytes) return std::shared_ptr<const isa::Program>(std::move(program));
+  const size_t size = size_of(*program);
+  if (size > kMaxBytes) return std::shared_ptr<const isa::Program>(std::move(program));
 
   std::lock_guard lk(mu_);
-  entries_.push_front({std::vector<std::byte>(bytes.begin(), bytes.end()), program});
-  bytes_ += bytes.size();
+  entries_.push_front(program);
+  bytes_ += size;
   while (entries_.size() > kEntries || bytes_ > kMaxBytes) {
-    bytes_ -= entries_.back().bytes.size();
+    bytes_ -= size_of(*entries_.back());
     entries_.pop_back();
   }
   return std::shared_ptr<const isa::Program>(std::move(program));

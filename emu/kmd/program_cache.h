@@ -6,8 +6,13 @@
 // schedule (emu/device/serial_runner.cpp). Validation depends on the bytes and the device
 // config alone, so the answer is the same; a buffer the validator refused is not kept (it is
 // refused again, with its message). The DRAM ranges are still checked against each job's Mmu.
-// SUBMIT looks a buffer up where it lies before copying it (find()): a hit needs no copy, which
-// for ResNet-50's 4 MiB of commands was a megabyte-sized memcpy per inference.
+// SUBMIT looks a buffer up where it lies (find()): a hit needs no copy, which for ResNet-50's 4
+// MiB of commands was a megabyte-sized memcpy per inference. A miss is validated where it lies
+// too: isa::validate() reads the header once and checks copies of the commands, never the
+// buffer again, so what the submitter writes meanwhile cannot slip past the checks, and an
+// entry is the program itself (its header and commands are the bytes it was made from). The
+// first submission of a ResNet-50 copied its 4 MiB three times here (the stable copy, the
+// program's, the cache's), on fresh pages: one copy now.
 //
 // Bounded: at most kEntries programs and kMaxBytes of command buffers per file; the least
 // recently used go first. Per file, so one file's submissions say nothing about another's.
@@ -38,11 +43,12 @@ class ProgramCache {
 
   /// The kept program of `bytes`, or nullptr when none is kept for them. The bytes are only
   /// compared, so a caller may pass a command buffer where it lies (a BO the submitter can
-  /// still write: a hit's program was made from the cache's own copy, which nothing writes).
+  /// still write: a hit's program is the cache's own copy, which nothing writes).
   std::shared_ptr<const isa::Program> find(std::span<const std::byte> bytes);
 
   /// The validated program of `bytes`: a kept one when these bytes were validated before, else
-  /// isa::validate()'s, kept (with a new id) when it passes.
+  /// isa::validate()'s, kept (with a new id) when it passes. `bytes` may be a command buffer
+  /// where it lies, as for find().
   Expected<std::shared_ptr<const isa::Program>> validate(std::span<const std::byte> bytes,
                                                          const isa::DeviceConfig& cfg);
 
@@ -50,14 +56,14 @@ class ProgramCache {
   uint64_t validated() const;
 
  private:
-  struct Entry {
-    std::vector<std::byte> bytes;
-    std::shared_ptr<const isa::Program> program;
-  };
+  /// Whether `bytes` are those `p` was made from: its header, then its commands.
+  static bool same(const isa::Program& p, std::span<const std::byte> bytes);
+  /// The bytes of a kept program's command buffer, for the kMaxBytes bound.
+  static size_t size_of(const isa::Program& p);
   std::shared_ptr<const isa::Program> find_locked(std::span<const std::byte> bytes);
 
   mutable std::mutex mu_;
-  std::list<Entry> entries_;  // most recently used first
+  std::list<std::shared_ptr<const isa::Program>> entries_;  // most recently used first
   size_t bytes_ = 0;
   uint64_t validated_ = 0;
 };

@@ -113,6 +113,17 @@ Expected<void> check_command(const npu_cmd& cmd, uint32_t index, const DeviceCon
   return ok();
 }
 
+std::vector<npu_cmd> copy_commands(const std::byte* bytes, size_t count) {
+  std::vector<npu_cmd> cmds;
+  cmds.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    npu_cmd c;
+    std::memcpy(&c, bytes + i * NPU_CMD_SIZE, NPU_CMD_SIZE);
+    cmds.push_back(c);
+  }
+  return cmds;
+}
+
 Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg) {
   auto buf_error = [](const std::string& what) {
     return make_error(EINVAL, "command buffer: " + what);
@@ -160,8 +171,8 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
 
   Program prog;
   prog.required_features = h.required_features;
-  prog.cmds.resize(h.num_cmds);
-  std::memcpy(prog.cmds.data(), buffer.data() + kHeader, size_t{h.num_cmds} * NPU_CMD_SIZE);
+  prog.header = h;
+  prog.cmds = copy_commands(buffer.data() + kHeader, h.num_cmds);
 
   std::vector<SemUse> sems(cfg.num_semaphores);
   std::vector<Region> regions;

@@ -196,6 +196,22 @@ npu_cmdbuf_header& header(std::vector<std::byte>& buf) {
   return *reinterpret_cast<npu_cmdbuf_header*>(buf.data());
 }
 
+// A program is the buffer's bytes as they were checked: its header and commands, copied from
+// anywhere (a buffer at an odd address too: a BO at any offset).
+TEST(Validate, TheProgramHoldsTheBytesItChecked) {
+  const std::vector<std::byte> buf = minimal();
+  std::vector<std::byte> shifted(buf.size() + 3);
+  std::memcpy(shifted.data() + 3, buf.data(), buf.size());
+  auto p = validate(std::span<const std::byte>(shifted).subspan(3), DeviceConfig{});
+  ASSERT_TRUE(p) << p.error().message;
+  EXPECT_EQ(std::memcmp(&p->header, buf.data(), sizeof(npu_cmdbuf_header)), 0);
+  ASSERT_EQ(p->cmds.size(), 2u);
+  EXPECT_EQ(
+      std::memcmp(p->cmds.data(), buf.data() + sizeof(npu_cmdbuf_header), 2 * sizeof(npu_cmd)), 0);
+  EXPECT_EQ(p->cmds[0].hdr.opcode, NPU_OP_NOP);
+  EXPECT_EQ(p->cmds[1].hdr.opcode, NPU_OP_END);
+}
+
 TEST(Validate, TooSmall) {
   std::vector<std::byte> buf(16);
   auto r = validate(buf, {});

@@ -30,7 +30,8 @@ CommandBuffer::CommandBuffer(Device device) : device_(std::move(device)) {}
 
 CommandBuffer CommandBuffer::from_bytes(Device device, std::span<const std::byte> bytes) {
   CommandBuffer cb(std::move(device));
-  cb.raw_.emplace(bytes.begin(), bytes.end());
+  cb.raw_ = true;
+  cb.bytes_.assign(bytes.begin(), bytes.end());
   return cb;
 }
 
@@ -103,9 +104,7 @@ Expected<void> CommandBuffer::finalize(FinalizeOptions options) {
   finalized_ = false;
   if (record_error_) return *record_error_;
 
-  if (raw_) {
-    bytes_ = *raw_;
-  } else {
+  if (!raw_) {
     // Serialize a copy, so recording may continue after finalize (the builder's finish()
     // would append END to the recorded commands themselves).
     std::vector<npu_cmd> cmds(builder_.commands().begin(), builder_.commands().end());

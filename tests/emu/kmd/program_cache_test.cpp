@@ -1,7 +1,8 @@
 // ProgramCache (emu/kmd/program_cache.h): the same command-buffer bytes get the same validated
 // program (one validation, one id); other bytes, another; a buffer the validator refuses is
 // refused again with its message; the cache holds at most kEntries programs; find() gives a
-// kept program for bytes compared where they lie, which later writes to them do not change.
+// kept program for bytes compared where they lie (header and commands), which later writes to
+// them do not change.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -61,6 +62,29 @@ TEST(ProgramCache, FindComparesInPlaceAndHandsOutItsOwnCopy) {
   for (size_t i = sizeof(npu_cmdbuf_header); i < bo.size(); ++i) bo[i] = std::byte{0x7f};
   EXPECT_EQ(std::memcmp(&found->cmds.at(1), &before, sizeof before), 0);
   EXPECT_EQ(cache.find(bo), nullptr);
+}
+
+// The header is part of the bytes: a buffer whose commands equal a kept program's but whose
+// header differs (an older minor version, still valid) is another program.
+TEST(ProgramCache, AnotherHeaderIsAnotherProgram) {
+  ProgramCache cache;
+  const isa::DeviceConfig cfg;
+  const std::vector<std::byte> a = nops(2);
+  std::vector<std::byte> b = a;
+  npu_cmdbuf_header h;
+  std::memcpy(&h, b.data(), sizeof h);
+  ASSERT_GT(h.version_minor, 0u);
+  h.version_minor = 0;
+  std::memcpy(b.data(), &h, sizeof h);
+  auto first = cache.validate(a, cfg);
+  ASSERT_TRUE(first.has_value()) << first.error().message;
+  EXPECT_EQ(cache.find(b), nullptr);
+  auto second = cache.validate(b, cfg);
+  ASSERT_TRUE(second.has_value()) << second.error().message;
+  EXPECT_NE(second->get(), first->get());
+  EXPECT_EQ(cache.validated(), 2u);
+  EXPECT_EQ((*second)->header.version_minor, 0u);
+  EXPECT_EQ(cache.find(a).get(), first->get());
 }
 
 TEST(ProgramCache, ARefusedBufferIsRefusedAgain) {

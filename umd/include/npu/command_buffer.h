@@ -106,7 +106,8 @@ class CommandBuffer {
   Expected<void> finalize(FinalizeOptions options = {});
 
   bool finalized() const { return finalized_; }
-  /// The finalized bytes (header + commands); empty before finalize().
+  /// The finalized bytes (header + commands): empty before finalize(), except from_bytes()'s
+  /// (its input).
   std::span<const std::byte> bytes() const { return bytes_; }
   /// The validated program (nullopt before finalize() or with skip_validation).
   const std::optional<isa::Program>& program() const { return program_; }
@@ -130,7 +131,7 @@ class CommandBuffer {
 
   Device device_;
   isa::CommandBufferBuilder builder_;
-  std::optional<std::vector<std::byte>> raw_;  // from_bytes() input
+  bool raw_ = false;  // made by from_bytes(): bytes_ holds its input from the start
   std::vector<BufferUse> uses_;
   std::optional<Error> record_error_;
   bool finalized_ = false;

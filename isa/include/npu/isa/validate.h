@@ -29,6 +29,8 @@ struct DramAccess {
 struct Program {
   std::vector<npu_cmd> cmds;  // copies of the commands, END last
   uint64_t required_features = 0;
+  /// The buffer's header as it was read (with cmds, the buffer's bytes as they were checked).
+  npu_cmdbuf_header header{};
   std::vector<DramAccess> dram;  // every DRAM range, in command order
   /// False for a program that skipped validate() (SUBMIT's SKIP_VALIDATION): the device then
   /// checks each command with check_command() before executing it.
@@ -47,8 +49,14 @@ struct Program {
 /// overflows cfg.semaphore_max whatever the timing are rejected (docs/racecheck.md). Errors
 /// are EINVAL with a message like "command 3 (conv2d): field out_h: expected 14, got 15" or
 /// "command 5 (sem_wait): field sem: semaphore 1 is never signalled: this wait can never be
-/// satisfied".
+/// satisfied". The header is read once and each command copied once, and the checks look only
+/// at those copies (Program::header, Program::cmds): a kernel driver may validate a buffer its
+/// submitter can still write, and run what was checked.
 Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig& cfg);
+
+/// The `count` commands of 128 bytes at `bytes` (no alignment needed), each copied once: the
+/// vector is not zero-filled first (4 MiB of commands for a ResNet-50, on fresh pages).
+std::vector<npu_cmd> copy_commands(const std::byte* bytes, size_t count);
 
 /// Checks one command on its own: its structure as validate() checks it (opcode, engine,
 /// reserved fields, flags, enums, shapes, features, operand arithmetic), but neither SRAM
