@@ -128,9 +128,10 @@ inline __mmask16 mask16(size_t left) {
     }
     return n;
   }
-  // VCVTPH2PS quiets a signaling NaN; fp16_to_fp32 keeps its bits. The first block that holds
-  // one ends the vector loop and the scalar loop does the rest (NaNs are rare).
-  // Whole blocks of 32 first, tested for signaling NaNs as 16-bit lanes, without masks.
+  // VCVTPH2PS quiets a signaling NaN; fp16_to_fp32 keeps its bits. Whole blocks of 32 first,
+  // unmasked, tested as 16-bit lanes; a block that holds a signaling NaN, and the tail, go to
+  // the masked loop, whose first such block ends it and leaves the rest to the scalar loop
+  // (NaNs are rare).
   const __m512i quiet_exp16 = _mm512_set1_epi16(0x7e00), snan_exp16 = _mm512_set1_epi16(0x7c00);
   const __m512i man16 = _mm512_set1_epi16(0x3ff);
   for (; i + 32 <= n; i += 32) {

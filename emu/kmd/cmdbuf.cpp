@@ -38,7 +38,6 @@ Expected<isa::Program> parse_unvalidated(std::span<const std::byte> buffer) {
   }
   isa::Program p;
   p.validated = false;  // the device checks each command before running it
-  p.required_features = h.required_features;
   p.header = h;
   p.cmds = isa::copy_commands(buffer.data() + sizeof(h), h.num_cmds);
   return p;

@@ -15,12 +15,8 @@ std::atomic<uint64_t> g_next_id{1};
 
 bool ProgramCache::same(const isa::Program& p, std::span<const std::byte> bytes) {
   constexpr size_t kHeader = sizeof(npu_cmdbuf_header);
-  return bytes.size() == size_of(p) && std::memcmp(bytes.data(), &p.header, kHeader) == 0 &&
+  return bytes.size() == p.header.size && std::memcmp(bytes.data(), &p.header, kHeader) == 0 &&
          std::memcmp(bytes.data() + kHeader, p.cmds.data(), p.cmds.size() * NPU_CMD_SIZE) == 0;
-}
-
-size_t ProgramCache::size_of(const isa::Program& p) {
-  return sizeof(npu_cmdbuf_header) + p.cmds.size() * NPU_CMD_SIZE;
 }
 
 std::shared_ptr<const isa::Program> ProgramCache::find_locked(std::span<const std::byte> bytes) {
@@ -48,14 +44,14 @@ Expected<std::shared_ptr<const isa::Program>> ProgramCache::validate(
   if (!checked) return checked.error();
   auto program = std::make_shared<isa::Program>(std::move(*checked));
   program->id = g_next_id.fetch_add(1, std::memory_order_relaxed);
-  const size_t size = size_of(*program);
+  const size_t size = program->header.size;  // validated: the buffer's size
   if (size > kMaxBytes) return std::shared_ptr<const isa::Program>(std::move(program));
 
   std::lock_guard lk(mu_);
   entries_.push_front(program);
   bytes_ += size;
   while (entries_.size() > kEntries || bytes_ > kMaxBytes) {
-    bytes_ -= size_of(*entries_.back());
+    bytes_ -= entries_.back()->header.size;
     entries_.pop_back();
   }
   return std::shared_ptr<const isa::Program>(std::move(program));

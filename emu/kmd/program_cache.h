@@ -58,8 +58,6 @@ class ProgramCache {
  private:
   /// Whether `bytes` are those `p` was made from: its header, then its commands.
   static bool same(const isa::Program& p, std::span<const std::byte> bytes);
-  /// The bytes of a kept program's command buffer, for the kMaxBytes bound.
-  static size_t size_of(const isa::Program& p);
   std::shared_ptr<const isa::Program> find_locked(std::span<const std::byte> bytes);
 
   mutable std::mutex mu_;

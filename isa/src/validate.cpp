@@ -170,7 +170,6 @@ Expected<Program> validate(std::span<const std::byte> buffer, const DeviceConfig
   }
 
   Program prog;
-  prog.required_features = h.required_features;
   prog.header = h;
   prog.cmds = copy_commands(buffer.data() + kHeader, h.num_cmds);
 

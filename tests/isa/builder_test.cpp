@@ -136,7 +136,7 @@ TEST(Builder, DoubleBufferedPipelineValidates) {
   auto p = validate(buf, {});
   ASSERT_TRUE(p) << p.error().message;
   EXPECT_EQ(p->dram.size(), 8u);
-  EXPECT_EQ(p->required_features, NPU_FEATURE_INT8);
+  EXPECT_EQ(p->header.required_features, NPU_FEATURE_INT8);
 }
 
 TEST(Builder, HelpersAndRawAdd) {

@@ -105,7 +105,7 @@ TEST(Half, ProgramPassesAndDeclaresFp16) {
   const auto buf = b.finish();
   auto r = validate(buf, {});
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_EQ(r->required_features, uint64_t{NPU_FEATURE_FP16});
+  EXPECT_EQ(r->header.required_features, uint64_t{NPU_FEATURE_FP16});
   for (size_t i : {kLoad, kConv, kMatmul, kCopy, kStore})
     EXPECT_EQ(command_features(r->cmds[i]), uint64_t{NPU_FEATURE_FP16}) << i;
   // A plain (non-converting) DMA of 2-byte elements needs nothing.

@@ -164,7 +164,8 @@ TEST(Validate, EveryOpcodeProgramPasses) {
   EXPECT_EQ(p->cmds.size(), b.size());
   EXPECT_EQ(p->cmds.back().hdr.opcode, NPU_OP_END);
   // Every 1.0 datapath; fp16 (1.1) has its own program in half_test.cpp.
-  EXPECT_EQ(p->required_features, NPU_FEATURE_INT8 | NPU_FEATURE_FP32 | NPU_FEATURE_TRANSCENDENTAL);
+  EXPECT_EQ(p->header.required_features,
+            NPU_FEATURE_INT8 | NPU_FEATURE_FP32 | NPU_FEATURE_TRANSCENDENTAL);
   ASSERT_EQ(p->dram.size(), 2u);
   EXPECT_EQ(p->dram[0].cmd_index, 1u);
   EXPECT_EQ(p->dram[0].access, kRead);

@@ -78,15 +78,11 @@ void add_hazard_flows(const JobProfile& profile, const TraceOptions& options, To
 }  // namespace
 
 std::vector<npu_cmd> split_commands(std::span<const std::byte> cmdbuf) {
-  std::vector<npu_cmd> cmds;
-  if (cmdbuf.size() < sizeof(npu_cmdbuf_header)) return cmds;
+  if (cmdbuf.size() < sizeof(npu_cmdbuf_header)) return {};
   npu_cmdbuf_header h{};
   std::memcpy(&h, cmdbuf.data(), sizeof(h));
   const size_t room = (cmdbuf.size() - sizeof(h)) / sizeof(npu_cmd);
-  const size_t n = std::min<size_t>(room, h.num_cmds);
-  cmds.resize(n);
-  if (n != 0) std::memcpy(cmds.data(), cmdbuf.data() + sizeof(h), n * sizeof(npu_cmd));
-  return cmds;
+  return isa::copy_commands(cmdbuf.data() + sizeof(h), std::min<size_t>(room, h.num_cmds));
 }
 
 std::string chrome_trace_json(const JobProfile& profile, const TraceOptions& options) {

@@ -278,7 +278,7 @@ void check_dma_round_trip(uint8_t dt) {
   isa::DeviceConfig cfg;
   auto prog = isa::validate(bytes, cfg);
   ASSERT_TRUE(prog) << prog.error().message;
-  EXPECT_EQ(prog->required_features, uint64_t{NPU_FEATURE_FP16});
+  EXPECT_EQ(prog->header.required_features, uint64_t{NPU_FEATURE_FP16});
 
   emu::Device dev(cfg);
   emu::Mmu mmu;

@@ -28,8 +28,8 @@ struct DramAccess {
 /// A command buffer that passed validation.
 struct Program {
   std::vector<npu_cmd> cmds;  // copies of the commands, END last
-  uint64_t required_features = 0;
-  /// The buffer's header as it was read (with cmds, the buffer's bytes as they were checked).
+  /// The buffer's header as it was read (with cmds, the buffer's bytes as they were checked;
+  /// header.required_features: the NPU_FEATURE_* bits it declares).
   npu_cmdbuf_header header{};
   std::vector<DramAccess> dram;  // every DRAM range, in command order
   /// False for a program that skipped validate() (SUBMIT's SKIP_VALIDATION): the device then
