@@ -68,11 +68,11 @@ Expected<void> vtensor(std::vector<Region>& out, uint8_t access, const npu_vtens
   return ok();
 }
 
-/// Reads the integer channel params (or, fp32 with NPU_MM_FLAG_BIAS, the float bias) of
-/// `channels` output channels at chan_addr.
+/// Reads the integer channel params (or, in the float modes with NPU_MM_FLAG_BIAS, the float
+/// bias: fp32, and the fp16/bf16 modes of ISA 1.1) of `channels` output channels at chan_addr.
 Expected<void> chan_params(std::vector<Region>& out, uint8_t in_dtype, uint16_t flags,
                            uint32_t chan_addr, uint64_t channels) {
-  if (in_dtype != NPU_DTYPE_FP32) {
+  if (!dtype_is_float(in_dtype)) {
     return dense(out, kRead, chan_addr, "chan_addr", sizeof(npu_chan_qparams), channels);
   }
   if (flags & NPU_MM_FLAG_BIAS) return dense(out, kRead, chan_addr, "chan_addr", 4, channels);

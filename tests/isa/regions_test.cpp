@@ -129,6 +129,47 @@ TEST(Regions, Conv2dFp32BiasOnlyWithFlag) {
   expect_region(r[2], Space::Sram, kRead, 1024, 1024 + 3 * 4, "chan_addr");
 }
 
+// ISA 1.1's fp16/bf16 modes read the same float bias as fp32 (docs/isa.md §CONV2D: "float
+// modes with BIAS: 4*out_c"), and nothing without the flag. Reading them as 16-byte integer
+// channel params made a half convolution touch the SRAM after its bias: a compiler's input slot,
+// which on the device's host lanes made every convolution wait for the loads into that slot.
+TEST(Regions, HalfConvAndMatmulReadAFloatBiasOnlyWithFlag) {
+  for (const uint8_t dt : {uint8_t{NPU_DTYPE_FP16}, uint8_t{NPU_DTYPE_BF16}}) {
+    CommandBufferBuilder b;
+    Conv2dArgs a{.in_h = 4,
+                 .in_w = 4,
+                 .in_c = 2,
+                 .out_c = 3,
+                 .in_dtype = dt,
+                 .w_dtype = dt,
+                 .out_dtype = dt};
+    a.w_addr = 128;
+    a.out_addr = 256;
+    a.chan_addr = 1024;
+    b.conv2d(a);
+    EXPECT_EQ(regions_of(b.commands()[0]).size(), 3u);
+    a.bias = true;
+    b.conv2d(a);
+    const auto r = regions_of(b.commands()[1]);
+    ASSERT_EQ(r.size(), 4u);
+    expect_region(r[2], Space::Sram, kRead, 1024, 1024 + 3 * 4, "chan_addr");
+    b.matmul({.a_addr = 0,
+              .b_addr = 512,
+              .out_addr = 2048,
+              .chan_addr = 4096,
+              .m = 2,
+              .k = 3,
+              .n = 5,
+              .a_dtype = dt,
+              .b_dtype = dt,
+              .out_dtype = dt,
+              .bias = true});
+    const auto m = regions_of(b.commands()[2]);
+    ASSERT_EQ(m.size(), 4u);
+    expect_region(m[2], Space::Sram, kRead, 4096, 4096 + 5 * 4, "chan_addr");
+  }
+}
+
 TEST(Regions, MatmulBatchStrides) {
   CommandBufferBuilder b;
   b.matmul({.a_addr = 0,
