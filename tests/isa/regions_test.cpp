@@ -108,33 +108,15 @@ TEST(Regions, Conv2dInt8) {
   expect_region(r[3], Space::Sram, kWrite, 5000, 5000 + 8 * 8 * 6 * 4, "out_addr");
 }
 
-TEST(Regions, Conv2dFp32BiasOnlyWithFlag) {
-  CommandBufferBuilder b;
-  Conv2dArgs a{.in_h = 4,
-               .in_w = 4,
-               .in_c = 2,
-               .out_c = 3,
-               .in_dtype = NPU_DTYPE_FP32,
-               .w_dtype = NPU_DTYPE_FP32,
-               .out_dtype = NPU_DTYPE_FP32};
-  a.w_addr = 128;
-  a.out_addr = 256;
-  b.conv2d(a);
-  EXPECT_EQ(regions_of(b.commands()[0]).size(), 3u);
-  a.bias = true;
-  a.chan_addr = 1024;
-  b.conv2d(a);
-  const auto r = regions_of(b.commands()[1]);
-  ASSERT_EQ(r.size(), 4u);
-  expect_region(r[2], Space::Sram, kRead, 1024, 1024 + 3 * 4, "chan_addr");
-}
-
-// ISA 1.1's fp16/bf16 modes read the same float bias as fp32 (docs/isa.md §CONV2D: "float
-// modes with BIAS: 4*out_c"), and nothing without the flag. Reading them as 16-byte integer
-// channel params made a half convolution touch the SRAM after its bias: a compiler's input slot,
-// which on the device's host lanes made every convolution wait for the loads into that slot.
-TEST(Regions, HalfConvAndMatmulReadAFloatBiasOnlyWithFlag) {
-  for (const uint8_t dt : {uint8_t{NPU_DTYPE_FP16}, uint8_t{NPU_DTYPE_BF16}}) {
+// The float modes read `float bias[out_c]` at chan_addr, and only with the BIAS flag: fp32, and
+// ISA 1.1's fp16/bf16 (docs/isa.md, CONV2D: "float modes with BIAS: 4*out_c"). Reading the half
+// modes' as 16-byte integer channel params made a half convolution touch the SRAM after its bias:
+// a compiler's input slot, which on the device's host lanes made every convolution wait for the
+// loads into that slot.
+TEST(Regions, FloatModesReadAFloatBiasOnlyWithFlag) {
+  for (const uint8_t dt :
+       {uint8_t{NPU_DTYPE_FP32}, uint8_t{NPU_DTYPE_FP16}, uint8_t{NPU_DTYPE_BF16}}) {
+    SCOPED_TRACE(int{dt});
     CommandBufferBuilder b;
     Conv2dArgs a{.in_h = 4,
                  .in_w = 4,
@@ -145,16 +127,15 @@ TEST(Regions, HalfConvAndMatmulReadAFloatBiasOnlyWithFlag) {
                  .out_dtype = dt};
     a.w_addr = 128;
     a.out_addr = 256;
-    a.chan_addr = 1024;
     b.conv2d(a);
     EXPECT_EQ(regions_of(b.commands()[0]).size(), 3u);
     a.bias = true;
+    a.chan_addr = 1024;
     b.conv2d(a);
     const auto r = regions_of(b.commands()[1]);
     ASSERT_EQ(r.size(), 4u);
     expect_region(r[2], Space::Sram, kRead, 1024, 1024 + 3 * 4, "chan_addr");
-    b.matmul({.a_addr = 0,
-              .b_addr = 512,
+    b.matmul({.b_addr = 512,
               .out_addr = 2048,
               .chan_addr = 4096,
               .m = 2,
