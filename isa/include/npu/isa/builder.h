@@ -52,13 +52,13 @@ struct DmaArgs {
 /// dtype's range (int) and -inf/+inf (fp32).
 struct Conv2dArgs {
   NPU_FIELDS_conv2d(NPU_ARG, NPU_ARG_NONE) bool bias =
-      false;  // fp32: NPU_MM_FLAG_BIAS, float bias[out_c] at chan_addr
+      false;  // float modes: NPU_MM_FLAG_BIAS, float bias[out_c] at chan_addr
 };
 
 /// MATMUL. Batch strides are in elements; default: contiguous batches (0 broadcasts).
 struct MatmulArgs {
   NPU_FIELDS_matmul(NPU_ARG, NPU_ARG_NONE) bool bias =
-      false;                 // fp32: NPU_MM_FLAG_BIAS, float bias[n] at chan_addr
+      false;                 // float modes: NPU_MM_FLAG_BIAS, float bias[n] at chan_addr
   bool transpose_b = false;  // NPU_MM_FLAG_TRANSPOSE_B: B stored [n][k]
 };
 
