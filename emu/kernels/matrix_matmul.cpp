@@ -39,11 +39,9 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     }
     gemm_f32(
         *packed, m,
-        [&](size_t m0, size_t r, float* dst, size_t) {
-          if (adt == NPU_DTYPE_FP32)
-            std::memcpy(dst, a + m0 * k * 4, r * k * 4);
-          else
-            widen_half(a + m0 * k * aes, adt, r * k, dst);
+        [&](size_t m0, size_t r, float* dst, size_t lda) {
+          if (adt == NPU_DTYPE_FP32) return copy_float_rows(dst, lda, a + m0 * k * 4, k, r);
+          for (size_t i = 0; i < r; ++i) widen_half(a + (m0 + i) * k * aes, adt, k, dst + i * lda);
         },
         [&](size_t m0, size_t r, const float* acc, size_t ldc) {
           for (size_t i = 0; i < r; ++i)

@@ -577,6 +577,64 @@ TEST(Gemm, EveryTileComputesTheFmaChain) {
   }
 }
 
+// A rows 4 KiB apart (k a multiple of 1024 floats) under a tile of more than 8 rows are copied
+// to a wider stride (gemm_lda: they would share one L1 set), not read in place, and still give
+// the FMA chain; under 8-row tiles they are read where they lie.
+TEST(Gemm, RowsFourKibApartAreCopiedToAWiderStrideUnderTallTiles) {
+  EXPECT_EQ(kern::gemm_lda(1024, 14), 1040u);
+  EXPECT_EQ(kern::gemm_lda(2048, 16), 2064u);
+  EXPECT_EQ(kern::gemm_lda(1024, 8), 1024u);
+  EXPECT_EQ(kern::gemm_lda(1000, 16), 1000u);
+  EXPECT_EQ(kern::gemm_lda(0, 16), 0u);
+  IsaGuard guard;
+  constexpr size_t kK = 1024, kM = 96;  // one block of whole tiles of every height used here
+  const std::vector<float> a = random_floats(kM * kK);
+  for (const size_t n : {16, 48}) {
+    const std::vector<float> b = random_floats(n * kK);
+    for (kern::Isa isa : kIsas) {
+      kern::set_kernel_isa(isa);
+      const kern::PackedF32 packed(b.data(), kK, n, kK);
+      const size_t mr = packed.kernel().tile(kM).mr;
+      std::vector<float> got(kM * n, NAN);
+      size_t filled = 0;
+      kern::gemm_f32(
+          packed, kM,
+          [&](size_t m0, size_t rows, float* dst, size_t lda) {
+            EXPECT_EQ(lda, kern::gemm_lda(kK, mr));
+            filled += rows;
+            for (size_t r = 0; r < rows; ++r)
+              std::copy_n(a.data() + (m0 + r) * kK, kK, dst + r * lda);
+          },
+          [&](size_t m0, size_t rows, const float* acc, size_t ldc) {
+            for (size_t r = 0; r < rows; ++r)
+              std::copy_n(acc + r * ldc, n, got.data() + (m0 + r) * n);
+          },
+          false, a.data());
+      // Copied: every row is filled; in place: none.
+      EXPECT_EQ(filled, kern::gemm_lda(kK, mr) != kK ? kM : 0)
+          << "isa " << static_cast<int>(isa) << " n " << n << " mr " << mr;
+      size_t bad = 0;
+      for (size_t r = 0; r < kM; ++r)
+        for (size_t j = 0; j < n; ++j) {
+          float fused = 0.0f, unfused = 0.0f;
+          for (size_t kk = 0; kk < kK; ++kk) {
+            fused = std::fmaf(a[r * kK + kk], b[j * kK + kk], fused);
+            volatile float product = a[r * kK + kk] * b[j * kK + kk];
+            unfused = unfused + product;
+          }
+          const float v = got[r * n + j];
+          if (std::memcmp(&v, &fused, 4) != 0 && std::memcmp(&v, &unfused, 4) != 0 && bad++ < 3)
+            ADD_FAILURE() << "isa " << static_cast<int>(isa) << " n " << n << " at " << r << ","
+                          << j << ": got " << v << ", chain " << fused << " / " << unfused;
+        }
+      EXPECT_EQ(bad, 0u);
+    }
+  }
+  kern::set_kernel_isa(kern::Isa::Auto);
+  if (!kern::isa_at_least(kern::Isa::Avx512)) GTEST_SKIP() << "no row tiles above 8 rows";
+  EXPECT_GT(kern::f32_kernel(16).tile(kM).mr, 8u);  // the wider stride was taken
+}
+
 // --------------------------------------------------------------------------------- matmul
 
 struct MatmulCase {
