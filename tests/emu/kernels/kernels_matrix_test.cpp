@@ -650,6 +650,7 @@ const MatmulCase kMatmulCases[] = {
     {5, 7, 9, 3, 5 * 7, 0, 5 * 9, true},                                 // B broadcast
     {5, 7, 9, 3, 0, 7 * 9, 5 * 9, false},                                // A broadcast
     {100, 130, 37, 2, 100 * 130 + 3, 130 * 37 + 1, 100 * 37 + 2, true},  // gaps
+    {32, 1024, 16, 1, 0, 0, 0, false},  // A copied to a wider stride (gemm_lda)
 };
 
 struct MmSetup {
