@@ -10,6 +10,7 @@
 
 #include "cancel.h"
 #include "cpu_isa.h"
+#include "half_convert.h"
 #include "npu_isa.h"
 #include "parallel.h"
 #include "scratch.h"
@@ -119,12 +120,19 @@ inline size_t gemm_lda(size_t k, size_t mr) {
   return k % 1024 == 0 && k != 0 && mr > 8 ? k + 16 : k;
 }
 
-/// `rows` rows of k fp32 values, consecutive at src (any byte address), to dst (row stride
-/// lda floats): one copy when lda == k.
-inline void copy_float_rows(float* dst, size_t lda, const std::byte* src, size_t k, size_t rows) {
-  if (lda == k) return static_cast<void>(std::memcpy(dst, src, rows * k * sizeof(float)));
-  for (size_t r = 0; r < rows; ++r)
-    std::memcpy(dst + r * lda, src + r * k * sizeof(float), k * sizeof(float));
+/// `rows` rows of k values of float `dtype` (fp32, or fp16/bf16 widened exactly), consecutive
+/// at src (any byte address), as fp32 at dst (row stride lda floats): one call when lda == k.
+inline void rows_as_f32(float* dst, size_t lda, const std::byte* src, uint8_t dtype, size_t k,
+                        size_t rows) {
+  const size_t es = dtype == NPU_DTYPE_FP32 ? sizeof(float) : 2;
+  const size_t runs = lda == k ? 1 : rows, n = lda == k ? rows * k : k;
+  for (size_t r = 0; r < runs; ++r) {
+    const std::byte* s = src + r * k * es;
+    if (dtype == NPU_DTYPE_FP32)
+      std::memcpy(dst + r * lda, s, n * sizeof(float));
+    else
+      widen_half(s, dtype, n, dst + r * lda);
+  }
 }
 
 /// fill(m0, rows, float* dst, size_t lda) writes rows x k floats of A (row stride lda);

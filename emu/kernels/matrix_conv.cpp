@@ -188,7 +188,7 @@ void conv_float(const npu_cmd_conv2d& c, std::span<std::byte> sram, const Geo& g
     }
     auto fill = [&](size_t m0, size_t rows, float* dst, size_t lda) {
       if (direct_rows) {  // k == in_c: the input rows are the GEMM rows
-        copy_float_rows(dst, lda, in + m0 * k * 4, k, rows);
+        rows_as_f32(dst, lda, in + m0 * k * 4, NPU_DTYPE_FP32, k, rows);
         return;
       }
       const int64_t cg = g.cin_g;

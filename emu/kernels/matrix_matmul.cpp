@@ -40,9 +40,7 @@ void matmul_f32(const npu_cmd_matmul& c, std::span<std::byte> sram) {
     gemm_f32(
         *packed, m,
         [&](size_t m0, size_t r, float* dst, size_t lda) {
-          if (adt == NPU_DTYPE_FP32) return copy_float_rows(dst, lda, a + m0 * k * 4, k, r);
-          if (lda == k) return widen_half(a + m0 * k * aes, adt, r * k, dst);
-          for (size_t i = 0; i < r; ++i) widen_half(a + (m0 + i) * k * aes, adt, k, dst + i * lda);
+          rows_as_f32(dst, lda, a + m0 * k * aes, adt, k, r);
         },
         [&](size_t m0, size_t r, const float* acc, size_t ldc) {
           for (size_t i = 0; i < r; ++i)
