@@ -4,8 +4,9 @@
 // operand's host bytes, polling the abort flag; afterwards the SRAM pages it wrote are noted
 // (kern::SramVersions). Under the synchronization checker data commands take turns (data_mu).
 // A serial job's commands (on run()'s thread or a host lane) go through execute(), which also
-// skips a DMA load whose bytes SRAM already holds (load_memo.h); the engine threads run every
-// command. Safe from any thread that runs commands of the current job.
+// skips a DMA load whose bytes SRAM already holds (load_memo.h) and runs a command the lanes
+// renamed into the second lane's SRAM bank (sram_banks.h); the engine threads run every command.
+// Safe from any thread that runs commands of the current job.
 #include <algorithm>
 #include <mutex>
 
@@ -50,7 +51,8 @@ void Device::Impl::host_regions(std::span<const isa::Region> regions, const std:
 void Device::Impl::execute(const npu_cmd& c, std::byte* dram, std::span<const LaneRegion> regions) {
   if (load_memo.skip(c, regions, sram_versions)) return;
   const kern::SramVersionsScope scope(&sram_versions);
-  run_command(c, sram, dram, &job.abort_flag());
+  // SRAM and the second lane's bank: a renamed command's operands may lie in either.
+  run_command(c, sram_banked, dram, &job.abort_flag());
   uint64_t version = 0;  // of its last SRAM write: a load has one
   for (const LaneRegion& r : regions)
     if (r.sram && r.write) version = sram_versions.wrote(r.begin, r.end);

@@ -10,9 +10,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
+#include <string_view>
 
 #include "device_impl.h"
 #include "npu/log.h"
@@ -26,25 +28,44 @@ spdlog::logger& device_log() {
 
 namespace {
 
-/// Zeroed memory for the SRAM: 2 MiB-aligned and advised to transparent huge pages, so that
-/// the kernels and the DMA, which sweep it constantly, take one TLB entry per 2 MiB instead of
-/// one per 4 KiB (the default 2 MiB SRAM is one page).
-std::unique_ptr<std::byte, FreeDeleter> zeroed_bytes(uint64_t size) {
-  constexpr uint64_t kHuge = uint64_t{2} << 20;
-  const uint64_t bytes = std::max<uint64_t>((size + kHuge - 1) / kHuge * kHuge, kHuge);
+constexpr uint64_t kHuge = uint64_t{2} << 20;
+
+/// The SRAM banks (sram_banks.h): two, the SRAM and one for the second host lane, up to 64 MiB
+/// of SRAM (above it the lanes take their list schedule); one with NPU_EMU_LANE_SPLIT=0, which
+/// gives the lanes their list schedule whatever the size (lane_schedule.h).
+unsigned sram_banks_for(uint64_t size) {
+  static const bool split = [] {
+    const char* env = std::getenv("NPU_EMU_LANE_SPLIT");
+    return env == nullptr || std::string_view(env) != "0";
+  }();
+  return split && size <= (uint64_t{64} << 20) ? 2u : 1u;
+}
+
+/// Memory for the SRAM: `banks` banks of `stride` bytes, the first `zeroed` bytes zero (the
+/// second bank's bytes are always written before they are read), 2 MiB-aligned and advised to
+/// transparent huge pages, so that the kernels and the DMA, which sweep it constantly, take one
+/// TLB entry per 2 MiB instead of one per 4 KiB (the default 2 MiB SRAM is one page).
+std::unique_ptr<std::byte, FreeDeleter> sram_bytes(uint64_t stride, unsigned banks,
+                                                   uint64_t zeroed) {
+  const uint64_t bytes = stride * banks;
   void* p = std::aligned_alloc(kHuge, bytes);
   if (!p) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
   (void)::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: a refusal keeps 4 KiB pages
 #endif
-  std::memset(p, 0, bytes);
+  std::memset(p, 0, zeroed);
   return std::unique_ptr<std::byte, FreeDeleter>(static_cast<std::byte*>(p));
 }
 
 }  // namespace
 
 Device::Impl::Impl(const isa::DeviceConfig& c)
-    : cfg(c), sram_memory(zeroed_bytes(c.sram_size)), sram(sram_memory.get(), c.sram_size) {}
+    : cfg(c),
+      sram_bank_count(sram_banks_for(c.sram_size)),
+      sram_bank_stride(std::max<uint64_t>((c.sram_size + kHuge - 1) / kHuge * kHuge, kHuge)),
+      sram_memory(sram_bytes(sram_bank_stride, sram_bank_count, c.sram_size)),
+      sram(sram_memory.get(), c.sram_size),
+      sram_banked(sram_memory.get(), sram_bank_stride * (sram_bank_count - 1) + c.sram_size) {}
 
 std::vector<uint32_t> Device::Impl::safe_points_of_run() {
   if (program->id == 0) return SafePointGate::points_of(cmds);

@@ -83,11 +83,17 @@ struct Device::Impl {
 
   const isa::DeviceConfig& cfg;
   // SRAM reads as zeros at power-up: 2 MiB-aligned memory advised to huge pages (device.cpp).
+  // Behind it at sram_bank_stride, when sram_bank_count is 2, the second host lane's bank
+  // (sram_banks.h; host pages only once a run writes them): `sram` is bank 0, the device's
+  // SRAM, and `sram_banked` both.
+  unsigned sram_bank_count;
+  uint64_t sram_bank_stride;
   std::unique_ptr<std::byte, FreeDeleter> sram_memory;
   std::span<std::byte> sram;
+  std::span<std::byte> sram_banked;
   // Which SRAM pages each command wrote (the matrix kernels reuse what they packed from
-  // unchanged SRAM): every data command notes its SRAM write regions after it ran.
-  kern::SramVersions sram_versions{cfg.sram_size};
+  // unchanged SRAM): every data command notes its SRAM write regions after it ran, in any bank.
+  kern::SramVersions sram_versions{sram_banked.size()};
   JobState job;
 
   std::mutex run_mu;  // serialises run()
@@ -135,11 +141,14 @@ struct Device::Impl {
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
-  std::vector<uint32_t> lane_timeline;       // the schedule entry of each lane command
-  std::vector<std::byte*> lane_dram;         // its DRAM operand's host address, if any
-  std::vector<uint8_t> lane_refused;         // not run: the gate stopped the job before it
-  const SerialPlan* running_plan = nullptr;  // the plan of the running serial job
-  std::vector<LaneRegion> serial_regions;    // run_serial_command's, kept to reuse its memory
+  std::vector<isa::Region> lane_isa_regions;  // the same regions as the ISA gives them
+  std::vector<npu_cmd> lane_npu_cmds;         // the commands themselves (rename_sram)
+  std::vector<uint32_t> lane_timeline;        // the schedule entry of each lane command
+  std::vector<std::byte*> lane_dram;          // its DRAM operand's host address, if any
+  std::vector<uint8_t> lane_refused;          // not run: the gate stopped the job before it
+  std::vector<uint8_t> lane_ran;              // ran to completion (copy_back_banks)
+  const SerialPlan* running_plan = nullptr;   // the plan of the running serial job
+  std::vector<LaneRegion> serial_regions;     // run_serial_command's, kept to reuse its memory
   // The serial plans of the programs run last (serial_plan.h; under run_mu).
   SerialPlans plans;
   // DMA loads of the running serial job whose bytes SRAM already holds (cleared by run()).
@@ -303,6 +312,9 @@ struct Device::Impl {
   /// command's host time (the plan's SerialPlan::host_ns), or nullptr.
   const LaneSchedule& lane_schedule(const SerialPlan& plan, uint32_t first, size_t stretch,
                                     bool reused, uint32_t*& host_ns);
+  /// After a run of kept.renamed's commands (done: Lanes::run's flags): the SRAM bytes whose
+  /// last version is in bank 1 copied back to bank 0 (sram_banks.h).
+  void copy_back_banks(const KeptLaneSchedule& kept, std::span<const uint8_t> done);
 };
 
 }  // namespace npu::emu

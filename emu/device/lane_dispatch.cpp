@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <thread>
 
@@ -18,6 +19,7 @@
 #include "lane_schedule.h"
 #include "npu/emu/kernels.h"
 #include "npu/isa/timing.h"
+#include "sram_banks.h"
 
 namespace npu::emu {
 
@@ -98,6 +100,8 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   if (!reuse) {
     lane_cmds.clear();
     lane_regions.clear();
+    lane_isa_regions.clear();
+    lane_npu_cmds.clear();
     lane_timeline.clear();
     lane_dram.clear();
     std::vector<isa::Region> regions;
@@ -112,25 +116,37 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
       const uint32_t took = running_plan->host_ns[k];
       lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
       host_regions(regions, dram, lane_regions);
+      lane_isa_regions.insert(lane_isa_regions.end(), regions.begin(), regions.end());
+      lane_npu_cmds.push_back(c);
       lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
+      lc.role = c.hdr.opcode == NPU_OP_DMA_LOAD    ? LaneRole::Load
+                : c.hdr.opcode == NPU_OP_DMA_STORE ? LaneRole::Store
+                                                   : LaneRole::Compute;
+      const std::string_view weights = c.hdr.opcode == NPU_OP_CONV2D   ? "w_addr"
+                                       : c.hdr.opcode == NPU_OP_MATMUL ? "b_addr"
+                                                                       : "";
+      for (uint32_t r = 0; r < regions.size() && !weights.empty(); ++r)
+        if (regions[r].field == weights) lc.weights = static_cast<int32_t>(r);
       lane_cmds.push_back(lc);
       lane_timeline.push_back(k);
       lane_dram.push_back(dram);
     }
   }
-  const std::span<const LaneCommand> in_cmds = reuse ? kept.cmds : lane_cmds;
-  const std::span<const LaneRegion> in_regions = reuse ? kept.regions : lane_regions;
-  const std::span<const uint32_t> in_timeline = reuse ? kept.timeline : lane_timeline;
-  const std::span<std::byte* const> in_dram = reuse ? kept.dram : lane_dram;
+  uint32_t* host_ns = nullptr;  // where this run measures each command's host time
+  const LaneSchedule& schedule =
+      lane_schedule(*running_plan, order.front(), order.size(), reuse, host_ns);
+  // The kept inputs are this run's now (lane_schedule keeps what this run built).
+  const std::optional<RenamedStretch>& renamed = kept.renamed;
+  const std::span<const LaneCommand> in_cmds = kept.cmds;
+  const std::span<const LaneRegion> in_regions = renamed ? renamed->regions : kept.regions;
+  const std::span<const uint32_t> in_timeline = kept.timeline;
+  const std::span<std::byte* const> in_dram = kept.dram;
   if (!lanes) lanes = std::make_unique<Lanes>();
   // A command of a segment the gate refuses (the job stops at the safe point before it) does
   // not run: it is refused, and so are the later segments' commands, which are all that
   // conflict with it.
   lane_refused.assign(in_cmds.size(), 0);
   const std::function<uint64_t(uint32_t)> point_end = fence_end(s);
-  uint32_t* host_ns = nullptr;  // where this run measures each command's host time
-  const LaneSchedule& schedule =
-      lane_schedule(*running_plan, order.front(), order.size(), reuse, host_ns);
   const uint64_t drained = lanes->drained_runs();
   const std::span<const uint8_t> done = lanes->run(
       in_cmds, in_regions,
@@ -143,7 +159,8 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
         const LaneCommand& lc = in_cmds[i];
         const auto start = host_ns != nullptr ? std::chrono::steady_clock::now()
                                               : std::chrono::steady_clock::time_point{};
-        execute(cmds[t.index], in_dram[i], in_regions.subspan(lc.first, lc.count));
+        execute(renamed ? renamed->cmds[i] : cmds[t.index], in_dram[i],
+                in_regions.subspan(lc.first, lc.count));
         if (host_ns != nullptr) {
           const int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                  std::chrono::steady_clock::now() - start)
@@ -153,6 +170,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
         return !job.aborted();
       },
       &schedule);
+  if (renamed) copy_back_banks(kept, done);
   // A run that drained (the lanes waited on each other far beyond its schedule: this host is
   // holding a lane's thread back) ended on one thread; so does the rest of the job, whose time
   // then tells LaneChoice which way to take next.
@@ -188,7 +206,17 @@ const LaneSchedule& Device::Impl::lane_schedule(const SerialPlan& plan, uint32_t
     const bool changed = kept.regions != lane_regions;
     if (changed || reschedule_due(kept)) {
       kept.measured = !changed;
-      kept.schedule = schedule_lanes(lane_cmds, lane_regions);
+      // Split by weights with SRAM of each lane's own when the device has the banks and the
+      // stretch can be renamed (sram_banks.h), else the list schedule (lane_schedule.h).
+      kept.renamed.reset();
+      if (sram_bank_count == 2) {
+        const std::vector<uint8_t> lane_of = split_lanes(lane_cmds, lane_regions);
+        kept.renamed = rename_sram(lane_npu_cmds, lane_cmds, lane_regions, lane_isa_regions,
+                                   sram_bank_stride, lane_of);
+        if (kept.renamed)
+          kept.schedule = schedule_fixed_lanes(lane_cmds, kept.renamed->regions, lane_of);
+      }
+      if (!kept.renamed) kept.schedule = schedule_lanes(lane_cmds, lane_regions);
       kept.regions = lane_regions;
       kept.runs = 0;
     }
@@ -201,6 +229,15 @@ const LaneSchedule& Device::Impl::lane_schedule(const SerialPlan& plan, uint32_t
   if (kept.runs + 1 == (kept.measured ? kRescheduleEvery : 2)) host_ns = plan.host_ns.data();
   ++kept.runs;
   return kept.schedule;
+}
+
+void Device::Impl::copy_back_banks(const KeptLaneSchedule& kept, std::span<const uint8_t> done) {
+  lane_ran.resize(done.size());
+  for (size_t i = 0; i < done.size(); ++i) lane_ran[i] = done[i] != 0 && lane_refused[i] == 0;
+  for (const SramCopy& c : sram_copy_back(kept.cmds, kept.regions, kept.renamed->bank, lane_ran)) {
+    std::memcpy(sram.data() + c.at, sram_banked.data() + sram_bank_stride + c.at, c.bytes);
+    sram_versions.wrote(c.at, c.at + c.bytes);
+  }
 }
 
 }  // namespace npu::emu

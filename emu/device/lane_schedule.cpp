@@ -70,8 +70,8 @@ class AccessMap {
 
 }  // namespace
 
-LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds,
-                             std::span<const LaneRegion> regions) {
+LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds, std::span<const LaneRegion> regions,
+                             bool renamed_sram) {
   LaneConflicts out;
   out.first.reserve(cmds.size() + 1);
   AccessMap maps[2];  // [0] host DRAM, [1] SRAM
@@ -84,7 +84,7 @@ LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds,
     // What it conflicts with: the state before it (reads: last writers; writes: also the
     // readers since). Then its reads, then its writes, become the state.
     for (const LaneRegion& r : rs) {
-      if (r.end <= r.begin) continue;
+      if (r.end <= r.begin || (renamed_sram && r.sram && r.write)) continue;
       maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](Piece& p) {
         if (p.writer != kNone) found.push_back(p.writer);
         if (r.write) found.insert(found.end(), p.readers.begin(), p.readers.end());
@@ -161,6 +161,108 @@ LaneSchedule schedule_lanes(std::span<const LaneCommand> cmds,
     lane_of[i] = static_cast<uint32_t>(lane);
     pos[i] = static_cast<uint32_t>(out.order[lane].size());
     end[i] = free_at[lane] = best_end;
+    out.order[lane].push_back(i);
+    out.wait[lane].push_back(wait);
+  }
+  out.makespan = std::max(free_at[0], free_at[1]);
+  return out;
+}
+
+std::vector<uint8_t> split_lanes(std::span<const LaneCommand> cmds,
+                                 std::span<const LaneRegion> regions) {
+  const auto n = static_cast<uint32_t>(cmds.size());
+  // Who wrote what each command reads: the first reader of each command's SRAM writes, the
+  // writer of a matrix command's weights and of a store's bytes (the first piece with one).
+  std::vector<uint32_t> first_reader(n, kNone), writer_of(n, kNone);
+  AccessMap sram;
+  for (uint32_t i = 0; i < n; ++i) {
+    const LaneCommand& c = cmds[i];
+    for (uint32_t k = 0; k < c.count; ++k) {
+      const LaneRegion& r = regions[c.first + k];
+      if (!r.sram || r.write || r.end <= r.begin) continue;
+      uint32_t w = kNone;
+      sram.cover(r.begin, r.end, [&](Piece& p) {
+        if (w == kNone) w = p.writer;
+      });
+      if (w == kNone) continue;
+      if (first_reader[w] == kNone) first_reader[w] = i;
+      const bool weights = c.role == LaneRole::Compute && static_cast<int32_t>(k) == c.weights;
+      if (weights || c.role == LaneRole::Store) writer_of[i] = w;
+    }
+    for (uint32_t k = 0; k < c.count; ++k) {
+      const LaneRegion& r = regions[c.first + k];
+      if (r.sram && r.write && r.end > r.begin) sram.write(r.begin, r.end, i);
+    }
+  }
+  // Each command's group: a matrix command's is the writer of its weights (else itself), a
+  // load's that of the compute command that first reads it, a store's that of what it stores.
+  std::vector<uint32_t> group(n);
+  for (uint32_t i = 0; i < n; ++i)
+    group[i] = cmds[i].role == LaneRole::Compute && writer_of[i] != kNone ? writer_of[i] : i;
+  // A load no compute command reads (a copy through SRAM) goes with an earlier load of the same
+  // bytes into the same SRAM, so that the load memo can skip it (load_memo.h).
+  std::map<std::vector<std::pair<uint64_t, uint64_t>>, uint32_t> loads;
+  std::vector<std::pair<uint64_t, uint64_t>> key;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (cmds[i].role != LaneRole::Load) continue;
+    const uint32_t r = first_reader[i];
+    if (r != kNone && cmds[r].role == LaneRole::Compute) {
+      group[i] = group[r];
+      continue;
+    }
+    key.clear();
+    for (const LaneRegion& x : regions.subspan(cmds[i].first, cmds[i].count))
+      key.emplace_back(x.begin, x.end);
+    group[i] = loads.try_emplace(key, group[i]).first->second;
+  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (cmds[i].role == LaneRole::Store && writer_of[i] != kNone) group[i] = group[writer_of[i]];
+  // In the commands' order, a group goes to the lane where its first command would start
+  // first, by the costs and the conflicts that renaming leaves.
+  const LaneConflicts g = lane_conflicts(cmds, regions, true);
+  constexpr uint8_t kUnset = 255;
+  std::vector<uint8_t> lane(n, 0), group_lane(n, kUnset);
+  std::vector<uint64_t> end(n, 0);
+  uint64_t free_at[2] = {0, 0};
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t start[2] = {free_at[0], free_at[1]};
+    for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
+      const uint32_t j = g.preds[k];
+      for (int l = 0; l < 2; ++l)
+        start[l] = std::max(start[l], end[j] + (lane[j] != l ? kHandoff : 0));
+    }
+    uint8_t& gl = group_lane[group[i]];
+    if (gl == kUnset) gl = start[1] < start[0] ? 1 : 0;
+    lane[i] = gl;
+    end[i] = free_at[gl] = start[gl] + cmds[i].cost;
+  }
+  return lane;
+}
+
+LaneSchedule schedule_fixed_lanes(std::span<const LaneCommand> cmds,
+                                  std::span<const LaneRegion> regions,
+                                  std::span<const uint8_t> lane_of) {
+  const auto n = static_cast<uint32_t>(cmds.size());
+  const LaneConflicts g = lane_conflicts(cmds, regions);
+  LaneSchedule out;
+  std::vector<uint32_t> pos(n, 0);
+  std::vector<uint64_t> end(n, 0);
+  uint64_t free_at[2] = {0, 0};
+  for (uint32_t i = 0; i < n; ++i) {  // each conflict is with an earlier command
+    const int lane = lane_of[i];
+    uint64_t start = free_at[lane];
+    uint32_t wait = 0;
+    for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
+      const uint32_t j = g.preds[k];
+      if (lane_of[j] == lane) {
+        start = std::max(start, end[j]);
+      } else {
+        start = std::max(start, end[j] + kHandoff);
+        wait = std::max(wait, pos[j] + 1);
+      }
+    }
+    pos[i] = static_cast<uint32_t>(out.order[lane].size());
+    end[i] = free_at[lane] = start + cmds[i].cost;
     out.order[lane].push_back(i);
     out.wait[lane].push_back(wait);
   }

@@ -46,12 +46,18 @@ struct LaneRegion {
   bool operator==(const LaneRegion&) const = default;
 };
 
+/// What a command is to the lanes' planner (split_lanes, lane_schedule.h).
+enum class LaneRole : uint8_t { Compute, Load, Store };
+
 /// One data command: its regions are regions[first, first + count) of run()'s region list;
 /// cost estimates its host time in nanoseconds (what it took when it last ran, or the device's
-/// host_cost(): MACs, bytes, elements).
+/// host_cost(): MACs, bytes, elements). role: a DMA load or store, or a compute command;
+/// weights: which of its regions (counted from first) reads a matrix command's weights, or -1.
 struct LaneCommand {
   uint32_t first = 0, count = 0;
   uint64_t cost = 0;
+  LaneRole role = LaneRole::Compute;
+  int32_t weights = -1;
 };
 
 struct LaneSchedule;

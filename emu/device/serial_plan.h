@@ -20,12 +20,14 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 #include "lane_schedule.h"
 #include "npu/emu/device.h"
 #include "npu/isa/schedule.h"
+#include "sram_banks.h"
 
 namespace npu::emu {
 
@@ -45,6 +47,9 @@ struct KeptLaneSchedule {
   std::vector<LaneCommand> cmds;
   std::vector<uint32_t> timeline;
   std::vector<std::byte*> dram;
+  // The commands and regions renamed into the SRAM banks (sram_banks.h) for the schedule the
+  // lanes run; nullopt: they run as they are.
+  std::optional<RenamedStretch> renamed;
 };
 
 struct SerialPlan {

@@ -24,6 +24,19 @@ inline isa::Program program(std::vector<npu_cmd> cmds) {
   return p;
 }
 
+/// `cmds` one after another: each command waits for the one before it (a semaphore between
+/// consecutive commands), so the serial order is the program order.
+inline isa::Program chain(const std::vector<npu_cmd>& cmds) {
+  std::vector<npu_cmd> out;
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    if (i > 0) out.push_back(sem(NPU_OP_SEM_WAIT, cmds[i].hdr.engine, uint32_t(i % 8)));
+    out.push_back(cmds[i]);
+    if (i + 1 < cmds.size())
+      out.push_back(sem(NPU_OP_SEM_SIGNAL, cmds[i].hdr.engine, uint32_t((i + 1) % 8)));
+  }
+  return program(std::move(out));
+}
+
 /// Host buffers standing in for BOs.
 struct Dram {
   static constexpr uint64_t kBase = 0x1'0000'0000ull;

@@ -1,6 +1,8 @@
-// The lanes' list schedule (emu/device/lane_schedule.h): the conflicts it finds order every
-// conflicting pair of commands, every command runs once after everything it conflicts with,
-// the two lanes never wait on each other in a cycle, and the longest chain of work goes first.
+// The lanes' schedules (emu/device/lane_schedule.h): the conflicts it finds order every
+// conflicting pair of commands (with SRAM renamed, only the reads of SRAM and DRAM); in the list
+// schedule and in a schedule of lanes fixed beforehand every command runs once after
+// everything it conflicts with and the two lanes never wait on each other in a cycle; the
+// longest chain of work goes first; and the split by weights keeps each slice on one lane.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -118,48 +120,133 @@ TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
   }
 }
 
+/// Every command of `p` is in one lane's order of `s` and runs after every earlier command it
+/// conflicts with, and the lanes never wait on each other in a cycle.
+void expect_sound(const ConflictProgram& p, const LaneSchedule& s, uint32_t round) {
+  const auto n = static_cast<uint32_t>(p.cmds.size());
+  std::vector<int> lane(n, -1);
+  for (int l = 0; l < 2; ++l) {
+    ASSERT_EQ(s.order[l].size(), s.wait[l].size());
+    for (uint32_t k = 0; k < s.order[l].size(); ++k) {
+      const uint32_t i = s.order[l][k];
+      ASSERT_LT(i, n);
+      ASSERT_EQ(lane[i], -1) << "command " << i << " scheduled twice";
+      lane[i] = l;
+    }
+  }
+  // before[i]: the commands that have completed whenever i starts: its lane's earlier ones
+  // and the other lane's first wait[i], with what those waited for. In an order that
+  // runs (lane_ends() checks that the lanes never wait on each other in a cycle).
+  std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
+  size_t done[2] = {0, 0};
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int l = 0; l < 2; ++l)
+      while (done[l] < s.order[l].size() && s.wait[l][done[l]] <= done[1 - l]) {
+        const uint32_t i = s.order[l][done[l]];
+        auto take = [&](uint32_t j) {
+          before[i][j] = true;
+          for (uint32_t x = 0; x < n; ++x)
+            if (before[j][x]) before[i][x] = true;
+        };
+        if (done[l] > 0) take(s.order[l][done[l] - 1]);
+        if (s.wait[l][done[l]] > 0) take(s.order[1 - l][s.wait[l][done[l]] - 1]);
+        ++done[l];
+        progress = true;
+      }
+  }
+  for (uint32_t i = 0; i < n; ++i) ASSERT_NE(lane[i], -1) << "command " << i << " not scheduled";
+  expect_every_conflict_ordered(p, before, round);
+  const std::vector<uint64_t> end = lane_ends(s, p);  // and the lanes never wait in a cycle
+  (void)end;
+}
+
 TEST(LaneSchedule, EveryCommandRunsOnceAfterEverythingItConflictsWith) {
   std::mt19937 rng(5);
   for (uint32_t round = 0; round < 30; ++round) {
     const ConflictProgram p = random_conflict_program(rng, 30 + round * 10);
-    const LaneSchedule s = schedule_lanes(p.cmds, p.regions);
-    const auto n = static_cast<uint32_t>(p.cmds.size());
-    std::vector<int> lane(n, -1);
-    for (int l = 0; l < 2; ++l) {
-      ASSERT_EQ(s.order[l].size(), s.wait[l].size());
-      for (uint32_t k = 0; k < s.order[l].size(); ++k) {
-        const uint32_t i = s.order[l][k];
-        ASSERT_LT(i, n);
-        ASSERT_EQ(lane[i], -1) << "command " << i << " scheduled twice";
-        lane[i] = l;
-      }
-    }
-    // before[i]: the commands that have completed whenever i starts: its lane's earlier ones
-    // and the other lane's first wait[i], with what those waited for. In an order that
-    // runs (lane_ends() checks that the lanes never wait on each other in a cycle).
-    std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
-    size_t done[2] = {0, 0};
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (int l = 0; l < 2; ++l)
-        while (done[l] < s.order[l].size() && s.wait[l][done[l]] <= done[1 - l]) {
-          const uint32_t i = s.order[l][done[l]];
-          auto take = [&](uint32_t j) {
-            before[i][j] = true;
-            for (uint32_t x = 0; x < n; ++x)
-              if (before[j][x]) before[i][x] = true;
-          };
-          if (done[l] > 0) take(s.order[l][done[l] - 1]);
-          if (s.wait[l][done[l]] > 0) take(s.order[1 - l][s.wait[l][done[l]] - 1]);
-          ++done[l];
-          progress = true;
-        }
-    }
-    for (uint32_t i = 0; i < n; ++i) ASSERT_NE(lane[i], -1) << "command " << i << " not scheduled";
-    expect_every_conflict_ordered(p, before, round);
-    const std::vector<uint64_t> end = lane_ends(s, p);  // and the lanes never wait in a cycle
-    (void)end;
+    expect_sound(p, schedule_lanes(p.cmds, p.regions), round);
   }
+}
+
+TEST(LaneSchedule, FixedLanesRunEveryCommandOnceAfterEverythingItConflictsWith) {
+  std::mt19937 rng(8);
+  for (uint32_t round = 0; round < 30; ++round) {
+    const ConflictProgram p = random_conflict_program(rng, 30 + round * 10);
+    std::vector<uint8_t> lane_of(p.cmds.size());
+    for (uint8_t& l : lane_of) l = static_cast<uint8_t>(rng() % 2);
+    const LaneSchedule s = schedule_fixed_lanes(p.cmds, p.regions, lane_of);
+    expect_sound(p, s, round);
+    for (int l = 0; l < 2; ++l) {  // each lane in the commands' order
+      EXPECT_TRUE(std::is_sorted(s.order[l].begin(), s.order[l].end()));
+      for (const uint32_t i : s.order[l]) EXPECT_EQ(lane_of[i], l);
+    }
+  }
+}
+
+TEST(LaneSchedule, RenamedSramLeavesOnlyTheReadsOfWhatWasWritten) {
+  ConflictProgram p;
+  p.add(1, {{0, 64, true, true}});                           // 0 writes A
+  p.add(1, {{0, 64, true, false}, {64, 128, true, true}});   // 1 reads A, writes B
+  p.add(1, {{0, 64, true, true}});                           // 2 writes A again
+  p.add(1, {{64, 128, true, false}, {0, 64, false, true}});  // 3 reads B, writes DRAM
+  p.add(1, {{0, 64, false, true}});                          // 4 writes the same DRAM
+  const LaneConflicts all = lane_conflicts(p.cmds, p.regions);
+  const LaneConflicts renamed = lane_conflicts(p.cmds, p.regions, true);
+  auto preds = [](const LaneConflicts& g, uint32_t i) {
+    return std::vector<uint32_t>(g.preds.begin() + g.first[i], g.preds.begin() + g.first[i + 1]);
+  };
+  EXPECT_EQ(preds(all, 2), (std::vector<uint32_t>{0, 1}));  // after the write and the read
+  EXPECT_TRUE(preds(renamed, 2).empty());
+  EXPECT_EQ(preds(renamed, 1), (std::vector<uint32_t>{0}));
+  EXPECT_EQ(preds(renamed, 3), (std::vector<uint32_t>{1}));
+  EXPECT_EQ(preds(renamed, 4), (std::vector<uint32_t>{3}));  // DRAM stays whole
+}
+
+TEST(LaneSchedule, SplitKeepsEachLoadOfWeightsWithEveryMatrixCommandThatReadsIt) {
+  // A compiler's slices: per slice a load of weights (two slots in turn), then per row band a
+  // load of the band (two slots in turn), the convolution, and the store of its output.
+  ConflictProgram p;
+  std::vector<uint32_t> slice_of;
+  auto add = [&](uint32_t slice, LaneRole role, int32_t weights, uint64_t cost,
+                 std::initializer_list<LaneRegion> rs) {
+    p.add(cost, rs);
+    p.cmds.back().role = role;
+    p.cmds.back().weights = weights;
+    slice_of.push_back(slice);
+  };
+  constexpr uint64_t kW[2] = {0, 4096}, kIn[2] = {8192, 12288}, kOut = 16384;
+  uint32_t band_slot = 0;
+  for (uint32_t s = 0; s < 6; ++s) {
+    const uint64_t w = kW[s % 2];
+    add(s, LaneRole::Load, -1, 10'000,
+        {{1 << 20, (1 << 20) + 4096, false, false}, {w, w + 4096, true, true}});
+    for (uint64_t band = 0; band < 3; ++band, band_slot ^= 1) {
+      const uint64_t in = kIn[band_slot], dram_out = (2 << 20) + (s * 3 + band) * 64;
+      add(s, LaneRole::Load, -1, 10'000,
+          {{3 << 20, (3 << 20) + 4096, false, false}, {in, in + 4096, true, true}});
+      add(s, LaneRole::Compute, 1, 100'000,
+          {{in, in + 4096, true, false},
+           {w, w + 4096, true, false},
+           {kOut, kOut + 64, true, true}});
+      add(s, LaneRole::Store, -1, 5'000,
+          {{kOut, kOut + 64, true, false}, {dram_out, dram_out + 64, false, true}});
+    }
+  }
+  const std::vector<uint8_t> lane = split_lanes(p.cmds, p.regions);
+  ASSERT_EQ(lane.size(), p.cmds.size());
+  uint32_t per_lane[2] = {0, 0};
+  for (uint32_t s = 0; s < 6; ++s) {
+    int slice_lane = -1;
+    for (uint32_t i = 0; i < p.cmds.size(); ++i) {
+      if (slice_of[i] != s) continue;
+      if (slice_lane < 0) slice_lane = lane[i];
+      EXPECT_EQ(lane[i], slice_lane) << "slice " << s << " command " << i;
+    }
+    ++per_lane[slice_lane];
+  }
+  EXPECT_EQ(per_lane[0], 3u);  // the slices shared out
+  EXPECT_EQ(per_lane[1], 3u);
 }
 
 TEST(LaneSchedule, IndependentChainsStayOnTheirLanes) {
