@@ -230,10 +230,12 @@ struct Device::Impl {
   /// The same for a serial job on run()'s thread: through execute().
   bool run_serial_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
                           std::vector<isa::Region>& regions);
-  /// A data command's operands as the lanes and the load memo see them (SRAM offsets, the DRAM
-  /// operand's host bytes `dram`), appended to `out`.
-  static void host_regions(std::span<const isa::Region> regions, const std::byte* dram,
-                           std::vector<LaneRegion>& out);
+  /// The operands of data command `c` (`regions`) as the lanes and the load memo see them
+  /// (SRAM offsets, the DRAM operand's host bytes `dram`, a DMA's DRAM rows), appended to `out`.
+  static void host_regions(const npu_cmd& c, std::span<const isa::Region> regions,
+                           const std::byte* dram, std::vector<LaneRegion>& out);
+  /// A DMA's DRAM side `r` as rows (LaneRegion::pitch) when it is rows of one pitch.
+  static void dma_rows(const npu_cmd& c, LaneRegion& r);
   /// Executes a serial job's data command whose operands passed their checks, unless the load
   /// memo shows it would change nothing; notes its SRAM writes. Any thread of the job.
   void execute(const npu_cmd& c, std::byte* dram, std::span<const LaneRegion> regions);

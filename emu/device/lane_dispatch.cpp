@@ -115,7 +115,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
       lc.first = static_cast<uint32_t>(lane_regions.size());
       const uint32_t took = running_plan->host_ns[k];
       lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
-      host_regions(regions, dram, lane_regions);
+      host_regions(c, regions, dram, lane_regions);
       lane_isa_regions.insert(lane_isa_regions.end(), regions.begin(), regions.end());
       lane_npu_cmds.push_back(c);
       lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;

@@ -15,19 +15,55 @@ constexpr uint32_t kNone = UINT32_MAX;
 /// What a conflict across the lanes adds to a command's start, in the costs' nanoseconds.
 constexpr uint64_t kHandoff = 10'000;
 
-/// Who touched a byte range last: its last writer (kNone: no command of the run) and the
-/// commands that read it since.
+/// Who touched a byte range last, as indices of regions: its last writers (one, or several
+/// strided writes of rows that do not meet: a compiler's slices of output channels, stored to
+/// one tensor), the reads since (all of them until writes made after the last read cover every
+/// byte again), and of the strided writers those made since the last read.
 struct Piece {
   uint64_t end = 0;
-  uint32_t writer = kNone;
+  std::vector<uint32_t> writers;
   std::vector<uint32_t> readers;
+  std::vector<uint32_t> fresh;
 };
+
+/// Whether two regions that share a piece have a byte in common: always, unless both are rows
+/// of the same pitch that never meet.
+bool meet(const LaneRegion& a, const LaneRegion& b) {
+  if (a.pitch == 0 || a.pitch != b.pitch) return true;
+  const uint64_t d = (b.begin % b.pitch + b.pitch - a.begin % a.pitch) % a.pitch;
+  return d < a.width || d + b.width > a.pitch;
+}
+
+/// Whether the rows of `rows` (each spanning the piece [b, e)) have every byte of it.
+bool cover_piece(std::span<const uint32_t> rows, std::span<const LaneRegion> regions, uint64_t b,
+                 uint64_t e) {
+  if (rows.empty()) return false;
+  const uint64_t pitch = regions[rows[0]].pitch;
+  // The rows' offsets in a pitch, as intervals of [0, 2 * pitch) (a row may wrap).
+  std::vector<std::pair<uint64_t, uint64_t>> in;
+  for (const uint32_t r : rows) {
+    if (regions[r].pitch != pitch) return false;
+    const uint64_t o = regions[r].begin % pitch;
+    in.emplace_back(o, o + regions[r].width);
+    in.emplace_back(o + pitch, o + pitch + regions[r].width);
+  }
+  std::sort(in.begin(), in.end());
+  // The piece's offsets: [b % pitch, + its length), at most a whole pitch.
+  const uint64_t from = b % pitch, to = from + std::min(e - b, pitch);
+  uint64_t at = from;
+  for (const auto& [lo, hi] : in) {
+    if (lo > at) break;
+    at = std::max(at, hi);
+    if (at >= to) return true;
+  }
+  return at >= to;
+}
 
 /// Disjoint pieces of one address space (SRAM offsets or host addresses), by first byte.
 class AccessMap {
  public:
-  /// Calls f(piece) for pieces that exactly tile [b, e), made so first (splitting the pieces
-  /// across b and e, filling gaps with untouched pieces).
+  /// Calls f(first byte, piece) for pieces that exactly tile [b, e), made so first (splitting the
+  /// pieces across b and e, filling gaps with untouched pieces).
   template <class F>
   void cover(uint64_t b, uint64_t e, F&& f) {
     split(b);
@@ -37,20 +73,20 @@ class AccessMap {
     while (at < e) {
       if (it == pieces_.end() || it->first > at) {  // a gap up to the next piece
         const uint64_t gap_end = it == pieces_.end() ? e : std::min(e, it->first);
-        it = pieces_.emplace_hint(it, at, Piece{gap_end, kNone, {}});
+        it = pieces_.emplace_hint(it, at, Piece{gap_end, {}, {}, {}});
       }
-      f(it->second);
+      f(it->first, it->second);
       at = it->second.end;
       ++it;
     }
   }
 
-  /// Makes [b, e) one piece written by `writer`.
+  /// Makes [b, e) one piece written by region `writer`.
   void write(uint64_t b, uint64_t e, uint32_t writer) {
     split(b);
     split(e);
     pieces_.erase(pieces_.lower_bound(b), pieces_.lower_bound(e));
-    pieces_.emplace(b, Piece{e, writer, {}});
+    pieces_.emplace(b, Piece{e, {writer}, {}, {}});
   }
 
  private:
@@ -76,28 +112,56 @@ LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds, std::span<const 
   out.first.reserve(cmds.size() + 1);
   AccessMap maps[2];  // [0] host DRAM, [1] SRAM
   std::vector<uint32_t> found;
+  std::vector<uint32_t> cmd_of(regions.size(), kNone);  // the command of each region
+  for (uint32_t i = 0; i < cmds.size(); ++i)
+    for (uint32_t k = cmds[i].first; k < cmds[i].first + cmds[i].count; ++k) cmd_of[k] = i;
   for (uint32_t i = 0; i < cmds.size(); ++i) {
     out.first.push_back(static_cast<uint32_t>(out.preds.size()));
     const LaneCommand& c = cmds[i];
-    const std::span<const LaneRegion> rs = regions.subspan(c.first, c.count);
     found.clear();
-    // What it conflicts with: the state before it (reads: last writers; writes: also the
-    // readers since). Then its reads, then its writes, become the state.
-    for (const LaneRegion& r : rs) {
+    // What it conflicts with: the state before it (reads: the last writers of its bytes;
+    // writes: also the reads since). Then its reads, then its writes, become the state.
+    for (uint32_t k = c.first; k < c.first + c.count; ++k) {
+      const LaneRegion& r = regions[k];
       if (r.end <= r.begin || (renamed_sram && r.sram && r.write)) continue;
-      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](Piece& p) {
-        if (p.writer != kNone) found.push_back(p.writer);
-        if (r.write) found.insert(found.end(), p.readers.begin(), p.readers.end());
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t, Piece& p) {
+        for (const uint32_t w : p.writers)
+          if (meet(r, regions[w])) found.push_back(cmd_of[w]);
+        if (r.write)
+          for (const uint32_t q : p.readers)
+            if (meet(r, regions[q])) found.push_back(cmd_of[q]);
       });
     }
-    for (const LaneRegion& r : rs) {
+    for (uint32_t k = c.first; k < c.first + c.count; ++k) {
+      const LaneRegion& r = regions[k];
       if (r.end <= r.begin || r.write) continue;
-      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](Piece& p) {
-        if (p.readers.empty() || p.readers.back() != i) p.readers.push_back(i);
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t, Piece& p) {
+        if (p.readers.empty() || p.readers.back() != k) p.readers.push_back(k);
+        p.fresh.clear();
       });
     }
-    for (const LaneRegion& r : rs) {
-      if (r.end > r.begin && r.write) maps[r.sram ? 1 : 0].write(r.begin, r.end, i);
+    for (uint32_t k = c.first; k < c.first + c.count; ++k) {
+      const LaneRegion& r = regions[k];
+      if (r.end <= r.begin || !r.write) continue;
+      if (r.pitch == 0) {
+        maps[r.sram ? 1 : 0].write(r.begin, r.end, k);
+        continue;
+      }
+      // Rows: they replace the writers of the same rows; with the rows written since the last
+      // read covering every byte, those are all the writers and no read is left to wait for.
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t pb, Piece& p) {
+        std::erase_if(p.writers, [&](uint32_t w) {
+          const LaneRegion& q = regions[w];
+          return q.pitch == r.pitch && q.width == r.width && q.begin % q.pitch == r.begin % r.pitch;
+        });
+        p.writers.push_back(k);
+        std::erase_if(p.fresh, [&](uint32_t w) { return meet(r, regions[w]); });
+        p.fresh.push_back(k);
+        if (cover_piece(p.fresh, regions, pb, p.end)) {
+          p.writers = p.fresh;
+          p.readers.clear();
+        }
+      });
     }
     std::sort(found.begin(), found.end());
     found.erase(std::unique(found.begin(), found.end()), found.end());
@@ -181,8 +245,8 @@ std::vector<uint8_t> split_lanes(std::span<const LaneCommand> cmds,
       const LaneRegion& r = regions[c.first + k];
       if (!r.sram || r.write || r.end <= r.begin) continue;
       uint32_t w = kNone;
-      sram.cover(r.begin, r.end, [&](Piece& p) {
-        if (w == kNone) w = p.writer;
+      sram.cover(r.begin, r.end, [&](uint64_t, Piece& p) {
+        if (w == kNone && !p.writers.empty()) w = p.writers.back();
       });
       if (w == kNone) continue;
       if (first_reader[w] == kNone) first_reader[w] = i;

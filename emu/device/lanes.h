@@ -38,11 +38,14 @@
 
 namespace npu::emu {
 
-/// One byte range a command touches: SRAM offsets, or host addresses of DRAM.
+/// One byte range a command touches: SRAM offsets, or host addresses of DRAM. pitch != 0: only
+/// rows of `width` bytes every `pitch` bytes from begin (a DMA's strided DRAM side: a slice of
+/// channels), so that two commands whose rows never meet do not conflict.
 struct LaneRegion {
   uint64_t begin = 0, end = 0;
   bool sram = false;
   bool write = false;
+  uint32_t pitch = 0, width = 0;
   bool operator==(const LaneRegion&) const = default;
 };
 
