@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "piece_map.h"
+
 namespace npu::emu {
 
 namespace {
@@ -19,8 +21,7 @@ constexpr uint64_t kHandoff = 10'000;
 /// strided writes of rows that do not meet: a compiler's slices of output channels, stored to
 /// one tensor), the reads since (all of them until writes made after the last read cover every
 /// byte again), and of the strided writers those made since the last read.
-struct Piece {
-  uint64_t end = 0;
+struct Access {
   std::vector<uint32_t> writers;
   std::vector<uint32_t> readers;
   std::vector<uint32_t> fresh;
@@ -70,50 +71,8 @@ bool cover_piece(std::span<const uint32_t> rows, const Rows& at, uint64_t b, uin
   return covered >= len;
 }
 
-/// Disjoint pieces of one address space (SRAM offsets or host addresses), by first byte.
-class AccessMap {
- public:
-  /// Calls f(first byte, piece) for pieces that exactly tile [b, e), made so first (splitting the
-  /// pieces across b and e, filling gaps with untouched pieces).
-  template <class F>
-  void cover(uint64_t b, uint64_t e, F&& f) {
-    split(b);
-    split(e);
-    uint64_t at = b;
-    auto it = pieces_.lower_bound(b);
-    while (at < e) {
-      if (it == pieces_.end() || it->first > at) {  // a gap up to the next piece
-        const uint64_t gap_end = it == pieces_.end() ? e : std::min(e, it->first);
-        it = pieces_.emplace_hint(it, at, Piece{gap_end, {}, {}, {}});
-      }
-      f(it->first, it->second);
-      at = it->second.end;
-      ++it;
-    }
-  }
-
-  /// Makes [b, e) one piece written by region `writer`.
-  void write(uint64_t b, uint64_t e, uint32_t writer) {
-    split(b);
-    split(e);
-    pieces_.erase(pieces_.lower_bound(b), pieces_.lower_bound(e));
-    pieces_.emplace(b, Piece{e, {writer}, {}, {}});
-  }
-
- private:
-  /// Cuts the piece that holds x inside it into two at x.
-  void split(uint64_t x) {
-    auto it = pieces_.upper_bound(x);
-    if (it == pieces_.begin()) return;
-    --it;
-    if (it->first == x || it->second.end <= x) return;
-    Piece right = it->second;
-    it->second.end = x;
-    pieces_.emplace_hint(std::next(it), x, std::move(right));
-  }
-
-  std::map<uint64_t, Piece> pieces_;
-};
+/// Who touched each byte range of one address space (SRAM offsets or host addresses).
+using AccessMap = PieceMap<Access>;
 
 }  // namespace
 
@@ -143,7 +102,7 @@ LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds, std::span<const 
     for (uint32_t k = c.first; k < c.first + c.count; ++k) {
       const LaneRegion& r = regions[k];
       if (r.end <= r.begin || (renamed_sram && r.sram && r.write)) continue;
-      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t, Piece& p) {
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t, uint64_t, Access& p) {
         for (const uint32_t w : p.writers)
           if (rows.meet(k, w)) find(i, cmd_of[w]);
         if (r.write)
@@ -154,7 +113,7 @@ LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds, std::span<const 
     for (uint32_t k = c.first; k < c.first + c.count; ++k) {
       const LaneRegion& r = regions[k];
       if (r.end <= r.begin || r.write) continue;
-      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t, Piece& p) {
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t, uint64_t, Access& p) {
         if (p.readers.empty() || p.readers.back() != k) p.readers.push_back(k);
         p.fresh.clear();
       });
@@ -163,17 +122,17 @@ LaneConflicts lane_conflicts(std::span<const LaneCommand> cmds, std::span<const 
       const LaneRegion& r = regions[k];
       if (r.end <= r.begin || !r.write) continue;
       if (r.pitch == 0) {
-        maps[r.sram ? 1 : 0].write(r.begin, r.end, k);
+        maps[r.sram ? 1 : 0].assign(r.begin, r.end, Access{{k}, {}, {}});
         continue;
       }
       // Rows: they replace the writers of the same rows; with the rows written since the last
       // read covering every byte, those are all the writers and no read is left to wait for.
-      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t pb, Piece& p) {
+      maps[r.sram ? 1 : 0].cover(r.begin, r.end, [&](uint64_t pb, uint64_t pe, Access& p) {
         std::erase_if(p.writers, [&](uint32_t w) { return rows.same(k, w); });
         p.writers.push_back(k);
         std::erase_if(p.fresh, [&](uint32_t w) { return rows.meet(k, w); });
         p.fresh.push_back(k);
-        if (cover_piece(p.fresh, rows, pb, p.end)) {
+        if (cover_piece(p.fresh, rows, pb, pe)) {
           p.writers = p.fresh;
           p.readers.clear();
         }
@@ -259,7 +218,7 @@ std::vector<uint8_t> split_lanes(std::span<const LaneCommand> cmds,
       const LaneRegion& r = regions[c.first + k];
       if (!r.sram || r.write || r.end <= r.begin) continue;
       uint32_t w = kNone;
-      sram.cover(r.begin, r.end, [&](uint64_t, Piece& p) {
+      sram.cover(r.begin, r.end, [&](uint64_t, uint64_t, Access& p) {
         if (w == kNone && !p.writers.empty()) w = p.writers.back();
       });
       if (w == kNone) continue;
@@ -269,7 +228,7 @@ std::vector<uint8_t> split_lanes(std::span<const LaneCommand> cmds,
     }
     for (uint32_t k = 0; k < c.count; ++k) {
       const LaneRegion& r = regions[c.first + k];
-      if (r.sram && r.write && r.end > r.begin) sram.write(r.begin, r.end, i);
+      if (r.sram && r.write && r.end > r.begin) sram.assign(r.begin, r.end, Access{{i}, {}, {}});
     }
   }
   // Each command's group: a matrix command's is the writer of its weights (else itself), a

@@ -3,12 +3,11 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
-#include <map>
 #include <string_view>
 #include <type_traits>
 
 #include "npu/isa/fields.def"
+#include "piece_map.h"
 
 namespace npu::emu {
 
@@ -21,56 +20,31 @@ class BankMap {
   /// The one bank all of [b, e) is in, or -1 when it spans both.
   int uniform(uint64_t b, uint64_t e) const {
     int bank = -1;
-    uint64_t at = b;
-    auto it = pieces_.upper_bound(b);
-    if (it != pieces_.begin() && std::prev(it)->second.end > b) --it;
-    while (at < e) {
-      int here = 0;  // a gap: bank 0
-      uint64_t next = e;
-      if (it != pieces_.end() && it->first <= at) {
-        here = it->second.bank;
-        next = std::min(e, it->second.end);
-        ++it;
-      } else if (it != pieces_.end()) {
-        next = std::min(e, it->first);
-      }
-      if (bank >= 0 && bank != here) return -1;
+    bool both = false;
+    auto take = [&](int here) {
+      both = both || (bank >= 0 && bank != here);
       bank = here;
-      at = next;
-    }
-    return bank;
+    };
+    uint64_t at = b;
+    banks_.visit(b, e, [&](uint64_t pb, uint64_t pe, uint8_t in) {
+      if (pb > at) take(0);  // a gap before it
+      take(in);
+      at = pe;
+    });
+    if (at < e) take(0);
+    return both ? -1 : bank;
   }
 
-  void assign(uint64_t b, uint64_t e, uint8_t bank) {
-    split(b);
-    split(e);
-    pieces_.erase(pieces_.lower_bound(b), pieces_.lower_bound(e));
-    pieces_.emplace(b, Piece{e, bank});
-  }
+  void assign(uint64_t b, uint64_t e, uint8_t bank) { banks_.assign(b, e, bank); }
 
   /// f(begin, end, bank) for every range a command wrote, in address order.
   template <class F>
   void for_each(F&& f) const {
-    for (const auto& [b, p] : pieces_) f(b, p.end, p.bank);
+    banks_.for_each(f);
   }
 
  private:
-  struct Piece {
-    uint64_t end;
-    uint8_t bank;
-  };
-
-  void split(uint64_t x) {
-    auto it = pieces_.upper_bound(x);
-    if (it == pieces_.begin()) return;
-    --it;
-    if (it->first == x || it->second.end <= x) return;
-    Piece right = it->second;
-    it->second.end = x;
-    pieces_.emplace_hint(std::next(it), x, right);
-  }
-
-  std::map<uint64_t, Piece> pieces_;
+  PieceMap<uint8_t> banks_;
 };
 
 bool overlaps(const LaneRegion& a, const LaneRegion& b) {

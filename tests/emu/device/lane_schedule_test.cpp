@@ -105,6 +105,22 @@ void expect_every_conflict_ordered(const ConflictProgram& p,
     }
 }
 
+/// reach[i][j]: j is ordered before i by the conflicts `g` (transitively); every conflict
+/// points to an earlier command.
+std::vector<std::vector<bool>> ordered_before(const LaneConflicts& g, uint32_t n) {
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+  for (uint32_t i = 0; i < n; ++i)
+    for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
+      const uint32_t j = g.preds[k];
+      EXPECT_LT(j, i);
+      if (j >= i) continue;
+      reach[i][j] = true;
+      for (uint32_t x = 0; x < j; ++x)
+        if (reach[j][x]) reach[i][x] = true;
+    }
+  return reach;
+}
+
 TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
   std::mt19937 rng(11);
   for (uint32_t round = 0; round < 30; ++round) {
@@ -112,17 +128,11 @@ TEST(LaneSchedule, ConflictsOrderEveryConflictingPairAndNoOther) {
     const LaneConflicts g = lane_conflicts(p.cmds, p.regions);
     const auto n = static_cast<uint32_t>(p.cmds.size());
     ASSERT_EQ(g.first.size(), n + 1);
-    // reach[i][j]: j is ordered before i by the conflicts found (transitively).
-    std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
     for (uint32_t i = 0; i < n; ++i)
-      for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
-        const uint32_t j = g.preds[k];
-        ASSERT_LT(j, i);
-        EXPECT_TRUE(conflicts(p, i, j)) << "round " << round << ": " << i << " after " << j;
-        reach[i][j] = true;
-        for (uint32_t x = 0; x < j; ++x)
-          if (reach[j][x]) reach[i][x] = true;
-      }
+      for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k)
+        EXPECT_TRUE(conflicts(p, i, g.preds[k]))
+            << "round " << round << ": " << i << " after " << g.preds[k];
+    const std::vector<std::vector<bool>> reach = ordered_before(g, n);
     expect_every_conflict_ordered(p, reach, round);
   }
 }
@@ -273,18 +283,8 @@ TEST(LaneSchedule, RowsAreOrderedWhereTheirBytesMeet) {
   std::mt19937 rng(21);
   for (uint32_t round = 0; round < 30; ++round) {
     const ConflictProgram p = random_rows_program(rng, 30 + round * 10);
-    const LaneConflicts g = lane_conflicts(p.cmds, p.regions);
     const auto n = static_cast<uint32_t>(p.cmds.size());
-    std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
-    for (uint32_t i = 0; i < n; ++i)
-      for (uint32_t k = g.first[i]; k < g.first[i + 1]; ++k) {
-        const uint32_t j = g.preds[k];
-        ASSERT_LT(j, i);
-        reach[i][j] = true;
-        for (uint32_t x = 0; x < j; ++x)
-          if (reach[j][x]) reach[i][x] = true;
-      }
-    expect_every_conflict_ordered(p, reach, round);
+    expect_every_conflict_ordered(p, ordered_before(lane_conflicts(p.cmds, p.regions), n), round);
     expect_sound(p, schedule_lanes(p.cmds, p.regions), round);
     std::vector<uint8_t> lane_of(n);
     for (uint8_t& l : lane_of) l = static_cast<uint8_t>(rng() % 2);
