@@ -13,7 +13,6 @@
 #include "cpu_isa.h"
 #include "device_impl.h"
 #include "npu/emu/kernels.h"
-#include "npu/isa/dtype.h"
 
 namespace npu::emu {
 
@@ -36,33 +35,17 @@ std::optional<Device::Impl::OperandFault> Device::Impl::check_operands(
   return std::nullopt;
 }
 
-void Device::Impl::host_regions(const npu_cmd& c, std::span<const isa::Region> regions,
-                                const std::byte* dram, std::vector<LaneRegion>& out) {
+void Device::Impl::host_regions(std::span<const isa::Region> regions, const std::byte* dram,
+                                std::vector<LaneRegion>& out) {
   for (const isa::Region& r : regions) {
     const bool write = (r.access & isa::kWrite) != 0;
     if (r.space == isa::Space::Sram) {
       out.push_back({r.begin, r.end, true, write});
     } else {  // its host bytes (the one DRAM operand, `dram`): aliases conflict too
       const auto host = reinterpret_cast<uintptr_t>(dram);
-      LaneRegion h{host, host + (r.end - r.begin), false, write};
-      dma_rows(c, h);
-      out.push_back(h);
+      out.push_back({host, host + (r.end - r.begin), false, write, r.pitch, r.width});
     }
   }
-}
-
-void Device::Impl::dma_rows(const npu_cmd& c, LaneRegion& r) {
-  if (c.hdr.opcode != NPU_OP_DMA_LOAD && c.hdr.opcode != NPU_OP_DMA_STORE) return;
-  const npu_cmd_dma& d = c.dma;
-  const uint64_t elem = d.dram_dtype != 0 ? isa::dtype_size(d.dram_dtype) : d.elem_size;
-  const uint64_t width = uint64_t{d.size[0]} * elem;
-  // Rows at one pitch: x contiguous, and z (if more than one plane) continuing y's rows.
-  uint64_t pitch = d.size[1] > 1 ? d.dram_stride[1] : d.size[2] > 1 ? d.dram_stride[2] : 0;
-  if (d.size[1] > 1 && d.size[2] > 1 && d.dram_stride[2] != uint64_t{d.size[1]} * d.dram_stride[1])
-    pitch = 0;
-  if (d.dram_stride[0] != elem || pitch <= width || pitch > UINT32_MAX) return;
-  r.pitch = static_cast<uint32_t>(pitch);
-  r.width = static_cast<uint32_t>(width);
 }
 
 void Device::Impl::execute(const npu_cmd& c, std::byte* dram, std::span<const LaneRegion> regions) {
@@ -106,7 +89,7 @@ bool Device::Impl::run_serial_command(uint32_t engine, uint32_t index, const npu
   std::byte* dram = nullptr;
   if (!operands_or_raise(engine, index, c, start, regions, dram)) return false;
   serial_regions.clear();
-  host_regions(c, regions, dram, serial_regions);
+  host_regions(regions, dram, serial_regions);
   execute(c, dram, serial_regions);
   return true;
 }

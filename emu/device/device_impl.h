@@ -141,14 +141,12 @@ struct Device::Impl {
   std::unique_ptr<Lanes> lanes;
   std::vector<LaneCommand> lane_cmds;
   std::vector<LaneRegion> lane_regions;
-  std::vector<isa::Region> lane_isa_regions;  // the same regions as the ISA gives them
-  std::vector<npu_cmd> lane_npu_cmds;         // the commands themselves (rename_sram)
-  std::vector<uint32_t> lane_timeline;        // the schedule entry of each lane command
-  std::vector<std::byte*> lane_dram;          // its DRAM operand's host address, if any
-  std::vector<uint8_t> lane_refused;          // not run: the gate stopped the job before it
-  std::vector<uint8_t> lane_ran;              // ran to completion (copy_back_banks)
-  const SerialPlan* running_plan = nullptr;   // the plan of the running serial job
-  std::vector<LaneRegion> serial_regions;     // run_serial_command's, kept to reuse its memory
+  std::vector<uint32_t> lane_timeline;       // the schedule entry of each lane command
+  std::vector<std::byte*> lane_dram;         // its DRAM operand's host address, if any
+  std::vector<uint8_t> lane_refused;         // not run: the gate stopped the job before it
+  std::vector<uint8_t> lane_ran;             // ran to completion (copy_back_banks)
+  const SerialPlan* running_plan = nullptr;  // the plan of the running serial job
+  std::vector<LaneRegion> serial_regions;    // run_serial_command's, kept to reuse its memory
   // The serial plans of the programs run last (serial_plan.h; under run_mu).
   SerialPlans plans;
   // DMA loads of the running serial job whose bytes SRAM already holds (cleared by run()).
@@ -230,12 +228,10 @@ struct Device::Impl {
   /// The same for a serial job on run()'s thread: through execute().
   bool run_serial_command(uint32_t engine, uint32_t index, const npu_cmd& c, uint64_t start,
                           std::vector<isa::Region>& regions);
-  /// The operands of data command `c` (`regions`) as the lanes and the load memo see them
-  /// (SRAM offsets, the DRAM operand's host bytes `dram`, a DMA's DRAM rows), appended to `out`.
-  static void host_regions(const npu_cmd& c, std::span<const isa::Region> regions,
-                           const std::byte* dram, std::vector<LaneRegion>& out);
-  /// A DMA's DRAM side `r` as rows (LaneRegion::pitch) when it is rows of one pitch.
-  static void dma_rows(const npu_cmd& c, LaneRegion& r);
+  /// A data command's operands as the lanes and the load memo see them (SRAM offsets, the DRAM
+  /// operand's host bytes `dram`, with its rows), appended to `out`.
+  static void host_regions(std::span<const isa::Region> regions, const std::byte* dram,
+                           std::vector<LaneRegion>& out);
   /// Executes a serial job's data command whose operands passed their checks, unless the load
   /// memo shows it would change nothing; notes its SRAM writes. Any thread of the job.
   void execute(const npu_cmd& c, std::byte* dram, std::span<const LaneRegion> regions);

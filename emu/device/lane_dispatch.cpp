@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string_view>
 #include <thread>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -100,8 +101,6 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
   if (!reuse) {
     lane_cmds.clear();
     lane_regions.clear();
-    lane_isa_regions.clear();
-    lane_npu_cmds.clear();
     lane_timeline.clear();
     lane_dram.clear();
     std::vector<isa::Region> regions;
@@ -115,9 +114,7 @@ std::optional<size_t> Device::Impl::run_on_lanes(std::span<const uint32_t> order
       lc.first = static_cast<uint32_t>(lane_regions.size());
       const uint32_t took = running_plan->host_ns[k];
       lc.cost = took != 0 ? took : host_cost(c, isa::command_cost(c, cfg));
-      host_regions(c, regions, dram, lane_regions);
-      lane_isa_regions.insert(lane_isa_regions.end(), regions.begin(), regions.end());
-      lane_npu_cmds.push_back(c);
+      host_regions(regions, dram, lane_regions);
       lc.count = static_cast<uint32_t>(lane_regions.size()) - lc.first;
       lc.role = c.hdr.opcode == NPU_OP_DMA_LOAD    ? LaneRole::Load
                 : c.hdr.opcode == NPU_OP_DMA_STORE ? LaneRole::Store
@@ -211,7 +208,10 @@ const LaneSchedule& Device::Impl::lane_schedule(const SerialPlan& plan, uint32_t
       kept.renamed.reset();
       if (sram_bank_count == 2) {
         const std::vector<uint8_t> lane_of = split_lanes(lane_cmds, lane_regions);
-        kept.renamed = rename_sram(lane_npu_cmds, lane_cmds, lane_regions, lane_isa_regions,
+        std::vector<npu_cmd> stretch_cmds(lane_timeline.size());
+        for (size_t i = 0; i < lane_timeline.size(); ++i)
+          stretch_cmds[i] = cmds[plan.schedule.timeline[lane_timeline[i]].index];
+        kept.renamed = rename_sram(std::move(stretch_cmds), lane_cmds, lane_regions,
                                    sram_bank_stride, lane_of);
         if (kept.renamed)
           kept.schedule = schedule_fixed_lanes(lane_cmds, kept.renamed->regions, lane_of);

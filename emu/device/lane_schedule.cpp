@@ -27,8 +27,8 @@ struct Access {
   std::vector<uint32_t> fresh;
 };
 
-/// Regions with the offset of each one's rows in its pitch (begin % pitch, computed once: a
-/// 64-bit division each time made the conflict graph of ResNet-50 take 37 ms instead of 8).
+/// Regions with the offset of each one's rows in its pitch (begin % pitch, computed once: 64-bit
+/// divisions at every check made the conflict graph of ResNet-50 take 37 ms instead of 15).
 struct Rows {
   std::span<const LaneRegion> regions;
   std::vector<uint32_t> phase;
@@ -73,6 +73,11 @@ bool cover_piece(std::span<const uint32_t> rows, const Rows& at, uint64_t b, uin
 
 /// Who touched each byte range of one address space (SRAM offsets or host addresses).
 using AccessMap = PieceMap<Access>;
+
+/// The command that last wrote a byte range (kNone: none of the stretch).
+struct Writer {
+  uint32_t cmd = kNone;
+};
 
 }  // namespace
 
@@ -211,15 +216,15 @@ std::vector<uint8_t> split_lanes(std::span<const LaneCommand> cmds,
   // Who wrote what each command reads: the first reader of each command's SRAM writes, the
   // writer of a matrix command's weights and of a store's bytes (the first piece with one).
   std::vector<uint32_t> first_reader(n, kNone), writer_of(n, kNone);
-  AccessMap sram;
+  PieceMap<Writer> sram;
   for (uint32_t i = 0; i < n; ++i) {
     const LaneCommand& c = cmds[i];
     for (uint32_t k = 0; k < c.count; ++k) {
       const LaneRegion& r = regions[c.first + k];
       if (!r.sram || r.write || r.end <= r.begin) continue;
       uint32_t w = kNone;
-      sram.cover(r.begin, r.end, [&](uint64_t, uint64_t, Access& p) {
-        if (w == kNone && !p.writers.empty()) w = p.writers.back();
+      sram.visit(r.begin, r.end, [&](uint64_t, uint64_t, const Writer& p) {
+        if (w == kNone) w = p.cmd;
       });
       if (w == kNone) continue;
       if (first_reader[w] == kNone) first_reader[w] = i;
@@ -228,7 +233,7 @@ std::vector<uint8_t> split_lanes(std::span<const LaneCommand> cmds,
     }
     for (uint32_t k = 0; k < c.count; ++k) {
       const LaneRegion& r = regions[c.first + k];
-      if (r.sram && r.write && r.end > r.begin) sram.assign(r.begin, r.end, Access{{i}, {}, {}});
+      if (r.sram && r.write && r.end > r.begin) sram.assign(r.begin, r.end, Writer{i});
     }
   }
   // Each command's group: a matrix command's is the writer of its weights (else itself), a

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "npu/isa/fields.def"
 #include "piece_map.h"
@@ -137,25 +138,27 @@ uint32_t* sram_address_field(npu_cmd& cmd, const char* field) {
   return nullptr;
 }
 
-std::optional<RenamedStretch> rename_sram(std::span<const npu_cmd> cmds,
+std::optional<RenamedStretch> rename_sram(std::vector<npu_cmd> cmds,
                                           std::span<const LaneCommand> lcmds,
-                                          std::span<const LaneRegion> regions,
-                                          std::span<const isa::Region> isa_regions, uint64_t stride,
+                                          std::span<const LaneRegion> regions, uint64_t stride,
                                           std::span<const uint8_t> lane_of) {
   RenamedStretch out;
-  out.cmds.assign(cmds.begin(), cmds.end());
   out.regions.assign(regions.begin(), regions.end());
   out.bank.assign(regions.size(), 0);
   BankMap map;
   bool moved = false;
+  std::vector<isa::Region> operands;  // of the command, in the order of its LaneRegions
   for (uint32_t i = 0; i < lcmds.size(); ++i) {
     const LaneCommand& lc = lcmds[i];
     const std::span<const LaneRegion> rs = regions.subspan(lc.first, lc.count);
+    operands.clear();
+    if (!isa::command_regions(cmds[i], operands) || operands.size() != rs.size())
+      return std::nullopt;
     // Every bank is chosen from the map as it stands before the command.
     for (uint32_t k = 0; k < rs.size(); ++k) {
       const LaneRegion& r = rs[k];
       if (!r.sram || r.end <= r.begin) continue;
-      bool fresh = r.write && writes_every_byte(cmds[i], isa_regions[lc.first + k]);
+      bool fresh = r.write && writes_every_byte(cmds[i], operands[k]);
       for (uint32_t o = 0; fresh && o < rs.size(); ++o) {
         if (o != k && overlaps(r, rs[o])) fresh = false;  // bytes it also reads or writes
       }
@@ -168,20 +171,19 @@ std::optional<RenamedStretch> rename_sram(std::span<const npu_cmd> cmds,
       const LaneRegion& r = rs[k];
       if (r.sram && r.write && r.end > r.begin) map.assign(r.begin, r.end, out.bank[lc.first + k]);
     }
-  }
-  if (!moved) return std::nullopt;
-  for (uint32_t i = 0; i < lcmds.size(); ++i) {
-    const LaneCommand& lc = lcmds[i];
-    for (uint32_t k = lc.first; k < lc.first + lc.count; ++k) {
-      if (out.bank[k] == 0) continue;
-      LaneRegion& r = out.regions[k];
-      uint32_t* field = sram_address_field(out.cmds[i], isa_regions[k].field);
+    // The command's operands moved to their banks (the fields of its operands in bank 1).
+    for (uint32_t k = 0; k < rs.size(); ++k) {
+      if (out.bank[lc.first + k] == 0) continue;
+      LaneRegion& r = out.regions[lc.first + k];
+      uint32_t* field = sram_address_field(cmds[i], operands[k].field);
       if (field == nullptr || r.end + stride > UINT32_MAX) return std::nullopt;
       *field = static_cast<uint32_t>(*field + stride);
       r.begin += stride;
       r.end += stride;
     }
   }
+  if (!moved) return std::nullopt;
+  out.cmds = std::move(cmds);
   return out;
 }
 

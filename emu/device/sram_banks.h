@@ -54,15 +54,14 @@ bool writes_every_byte(const npu_cmd& cmd, const isa::Region& r);
 /// The address field of `cmd` named `field` (an SRAM operand's Region::field), or nullptr.
 uint32_t* sram_address_field(npu_cmd& cmd, const char* field);
 
-/// The commands `cmds` (their LaneCommands `lcmds` with regions `regions`, and each region as
-/// isa::command_regions gave it in `isa_regions`) with the SRAM each writes whole on lane
-/// lane_of[i] in bank lane_of[i], bank 1 at `stride` bytes past bank 0. nullopt when an operand's
-/// bytes would lie in both banks, when nothing moves, or when a moved address would not fit
-/// its 32-bit field.
-std::optional<RenamedStretch> rename_sram(std::span<const npu_cmd> cmds,
+/// The commands `cmds` of a stretch (with their LaneCommands `lcmds` and regions `regions`, as
+/// Device::Impl::host_regions made them from isa::command_regions) with the SRAM each writes
+/// whole on lane lane_of[i] in bank lane_of[i], bank 1 at `stride` bytes past bank 0. nullopt
+/// when an operand's bytes would lie in both banks, when nothing moves, or when a moved address
+/// would not fit its 32-bit field.
+std::optional<RenamedStretch> rename_sram(std::vector<npu_cmd> cmds,
                                           std::span<const LaneCommand> lcmds,
-                                          std::span<const LaneRegion> regions,
-                                          std::span<const isa::Region> isa_regions, uint64_t stride,
+                                          std::span<const LaneRegion> regions, uint64_t stride,
                                           std::span<const uint8_t> lane_of);
 
 /// What a run of renamed commands copies back to bank 0 afterwards: each SRAM range whose last

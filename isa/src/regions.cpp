@@ -90,6 +90,18 @@ Expected<std::array<uint32_t, N>> sizes_of(const std::pair<const char*, uint8_t>
   return sizes;
 }
 
+/// A DMA's DRAM side `r` as rows (Region::pitch) when x is contiguous and z, with more than one
+/// plane, continues y's rows at the same pitch.
+void dram_rows(const npu_cmd_dma& c, uint64_t elem, Region& r) {
+  const uint64_t width = uint64_t{c.size[0]} * elem;
+  uint64_t pitch = c.size[1] > 1 ? c.dram_stride[1] : c.size[2] > 1 ? c.dram_stride[2] : 0;
+  if (c.size[1] > 1 && c.size[2] > 1 && c.dram_stride[2] != uint64_t{c.size[1]} * c.dram_stride[1])
+    pitch = 0;
+  if (c.dram_stride[0] != elem || pitch <= width || pitch > UINT32_MAX) return;
+  r.pitch = static_cast<uint32_t>(pitch);
+  r.width = static_cast<uint32_t>(width);
+}
+
 }  // namespace
 
 Expected<void> regions_dma(const npu_cmd_dma& c, std::vector<Region>& out) {
@@ -127,7 +139,9 @@ Expected<void> regions_dma(const npu_cmd_dma& c, std::vector<Region>& out) {
   const Side dram{Space::Dram, load ? kRead : kWrite, c.dram_addr, dram_bytes, "dram_addr"};
   const Side sram{Space::Sram, load ? kWrite : kRead, c.sram_addr, sram_bytes, "sram_addr"};
   for (const Side& s : load ? std::array{dram, sram} : std::array{sram, dram}) {  // source first
+    const size_t before = out.size();
     if (!push(out, s.space, s.access, s.addr, s.bytes, s.field)) return overflow(s.field);
+    if (s.space == Space::Dram && out.size() > before) dram_rows(c, dram_elem, out.back());
   }
   return ok();
 }

@@ -72,6 +72,35 @@ TEST(Regions, DmaBroadcastStrideZero) {
   expect_region(r[1], Space::Sram, kWrite, 0, 64, "sram_addr");
 }
 
+// A DMA's DRAM side that is rows at one pitch says so (a slice of 16 fp32 channels of a
+// 64-channel tensor, 3 x 2 pixels); a box whose planes do not continue its rows, a contiguous
+// one and a strided x do not.
+TEST(Regions, DmaDramRowsAtOnePitch) {
+  CommandBufferBuilder b;
+  b.dma_store({.dram = 0x4000,
+               .elem_size = 4,
+               .size = {16, 3, 2},
+               .dram_stride = {{4, 256, 768}},
+               .sram_stride = {{64, 192}}});
+  b.dma_store({.dram = 0x4000,
+               .elem_size = 4,
+               .size = {16, 3, 2},
+               .dram_stride = {{4, 256, 1024}},
+               .sram_stride = {{64, 192}}});
+  b.dma_load({.dram = 0x4000, .elem_size = 4, .size = {64, 3, 1}});
+  b.dma_load({.dram = 0x4000, .elem_size = 4, .size = {16, 3, 1}, .dram_stride = {{8, 256, 0}}});
+  const auto rows = regions_of(b.commands()[0]);
+  expect_region(rows[1], Space::Dram, kWrite, 0x4000, 0x4000 + 5 * 256 + 64, "dram_addr");
+  EXPECT_EQ(rows[1].pitch, 256u);
+  EXPECT_EQ(rows[1].width, 64u);
+  EXPECT_EQ(rows[0].pitch, 0u);  // the SRAM side: its bounding range
+  for (size_t i = 1; i < 4; ++i) {
+    const auto r = regions_of(b.commands()[i]);
+    const Region& dram = r[0].space == Space::Dram ? r[0] : r[1];
+    EXPECT_EQ(dram.pitch, 0u) << i;
+  }
+}
+
 TEST(Regions, DmaDramOverflow) {
   CommandBufferBuilder b;
   b.dma_load({.dram = UINT64_MAX - 8, .elem_size = 4, .size = {4, 1, 1}});

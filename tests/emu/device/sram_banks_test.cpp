@@ -20,13 +20,13 @@ using isa::CommandBufferBuilder;
 
 constexpr uint64_t kStride = 1 << 20;  // bank 1's offset in these tests
 
-/// A stretch as the device hands it to rename_sram: each command's ISA regions, and the same
-/// as LaneRegions (DRAM by device address: nothing here maps it).
+/// A stretch as the device hands it to rename_sram: its commands, and their ISA regions as
+/// LaneRegions (DRAM by device address: nothing here maps it).
 struct Stretch {
   std::vector<npu_cmd> cmds;
   std::vector<LaneCommand> lcmds;
   std::vector<LaneRegion> regions;
-  std::vector<isa::Region> isa_regions;
+  std::vector<isa::Region> isa_regions;  // the writes_every_byte checks
 
   explicit Stretch(std::span<const npu_cmd> in) {
     for (const npu_cmd& c : in) {
@@ -46,7 +46,7 @@ struct Stretch {
   }
 
   std::optional<RenamedStretch> rename(const std::vector<uint8_t>& lanes) const {
-    return rename_sram(cmds, lcmds, regions, isa_regions, kStride, lanes);
+    return rename_sram(cmds, lcmds, regions, kStride, lanes);
   }
   /// The bank rename gave command i's k-th region.
   static uint8_t bank(const RenamedStretch& r, const LaneCommand& c, uint32_t k) {

@@ -15,13 +15,16 @@ enum class Space : uint8_t { Sram, Dram };
 
 enum AccessBits : uint8_t { kRead = 1, kWrite = 2 };
 
-/// Bytes [begin, end) of one operand; for strided views this is the bounding range.
+/// Bytes [begin, end) of one operand; for strided views this is the bounding range. pitch != 0
+/// (a DMA's DRAM side whose rows repeat at one pitch, e.g. a slice of channels of a tensor):
+/// only rows of `width` bytes every `pitch` bytes from begin.
 struct Region {
   Space space;
   uint8_t access;  // AccessBits
   uint64_t begin;
   uint64_t end;
   const char* field;  // the command field naming the operand, e.g. "in_addr"
+  uint32_t pitch = 0, width = 0;
 };
 
 /// Appends the regions of `cmd` to `out`. Fails (EINVAL, message naming the field) when the
